@@ -1,0 +1,18 @@
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
+
+from annotator.api import views
+
+router = DefaultRouter()
+router.register("projects", views.ProjectViewSet, basename="project")
+
+project_router = DefaultRouter()
+project_router.register("documents", views.DocumentViewSet, basename="project-document")
+project_router.register("annotations", views.AnnotationViewSet, basename="project-annotation")
+
+urlpatterns = [
+    path("", include(router.urls)),
+    path("projects/<int:project_id>/", include(project_router.urls)),
+    path("projects/<int:project_id>/import/", views.ImportView.as_view(), name="project-import"),
+    path("projects/<int:project_id>/export/", views.ExportView.as_view(), name="project-export"),
+]

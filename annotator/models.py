@@ -1,0 +1,209 @@
+"""Projects, their members, documents, annotations, the assignment queue and its ranking, the audit log.
+
+Spans are stored with their annotation as a JSON list of ``{"start", "end", "label", "origin"}`` (character
+offsets into the document's immutable text; origin ``model``, ``human`` or ``silver``), so a document's
+annotation is read and written in one row.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotator.schemas import CUSTOM, PRESETS
+
+
+def default_tagger_config() -> dict:
+    return {"kind": "crf", "params": {}}
+
+
+class Project(models.Model):
+    SCHEMA_CHOICES = [(name, name) for name in PRESETS] + [(CUSTOM, "custom")]
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    language = models.CharField(max_length=16, default="es")
+    schema_preset = models.CharField(max_length=32, choices=SCHEMA_CHOICES, default=CUSTOM)
+    labels = models.JSONField(default=list, help_text="The PHI types annotators may use, in display order.")
+    allow_overlap = models.BooleanField(default=False, help_text="May spans overlap one another?")
+    tagger = models.JSONField(default=default_tagger_config)
+    strategy = models.CharField(max_length=32, default="LCUB_6")
+    strategy_params = models.JSONField(default=dict, blank=True)
+    batch_size = models.PositiveIntegerField(default=5)
+    self_training = models.BooleanField(default=False)
+    self_training_policy = models.JSONField(default=dict, blank=True)
+    recall_bias_beta = models.FloatField(null=True, blank=True)
+    annotators_per_document = models.PositiveSmallIntegerField(default=1)
+    assignment_timeout_minutes = models.PositiveIntegerField(default=60)
+    eponyms = models.JSONField(default=list, blank=True)
+    gazetteers = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        LEAD = "lead", "Project lead"
+        ANNOTATOR = "annotator", "Annotator"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="one_membership_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project}"
+
+
+class Document(models.Model):
+    class Role(models.TextChoices):
+        POOL = "pool", "Pool"
+        EVALUATION = "evaluation", "Evaluation"
+
+    class Status(models.TextChoices):
+        POOL = "pool", "In the pool"
+        ASSIGNED = "assigned", "Assigned"
+        SUBMITTED = "submitted", "Submitted"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=500)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    meta = models.JSONField(default=dict, blank=True)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.POOL)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.POOL)
+    n_tokens = models.PositiveIntegerField(default=0)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "content_hash"], name="one_copy_of_a_text_per_project"),
+        ]
+        indexes = [models.Index(fields=["project", "role", "status"])]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Annotation(models.Model):
+    """One person's (or one import's) spans for one document."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    class Source(models.TextChoices):
+        HUMAN = "human", "Annotated here"
+        IMPORT = "import", "Imported"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="annotations"
+    )
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
+    spans = models.JSONField(default=list)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
+    version = models.PositiveIntegerField(default=1)
+    active_seconds = models.FloatField(default=0)
+    fn_fixes = models.PositiveIntegerField(default=0, help_text="PHI the model missed, added by the annotator")
+    fp_fixes = models.PositiveIntegerField(default=0, help_text="model spans removed by the annotator")
+    relabels = models.PositiveIntegerField(default=0)
+    boundary_changes = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "annotator"], condition=Q(annotator__isnull=False),
+                name="one_annotation_per_person_and_document",
+            ),
+        ]
+        indexes = [models.Index(fields=["document", "state"])]
+
+    def __str__(self) -> str:
+        return f"{self.document} by {self.annotator or self.source}"
+
+
+class Assignment(models.Model):
+    """A document handed to an annotator; abandoned ones expire and return to the pool."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "annotator"], name="one_assignment_per_person"),
+        ]
+        indexes = [models.Index(fields=["annotator", "completed_at"])]
+
+
+class Ranking(models.Model):
+    """One scoring of a project's pool; exactly one per project is current and serves "next record"."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rankings")
+    model_version_id = models.BigIntegerField(null=True, blank=True, help_text="learning.ModelVersion id")
+    strategy = models.CharField(max_length=32)
+    strategy_params = models.JSONField(default=dict, blank=True)
+    is_current = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project"], condition=Q(is_current=True), name="one_current_ranking_per_project",
+            ),
+        ]
+
+
+class PoolScore(models.Model):
+    """A pool document's score under a ranking, with the model's pre-annotation spans and confidences."""
+
+    ranking = models.ForeignKey(Ranking, on_delete=models.CASCADE, related_name="scores")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pool_scores")
+    score = models.FloatField()
+    rank = models.PositiveIntegerField()
+    pre_annotations = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["ranking", "document"], name="one_score_per_ranking")]
+        indexes = [models.Index(fields=["ranking", "rank"])]
+
+
+class AuditEvent(models.Model):
+    class Action(models.TextChoices):
+        LOGIN = "login", "Login"
+        VIEW = "view", "View"
+        EDIT = "edit", "Edit"
+        IMPORT = "import", "Import"
+        EXPORT = "export", "Export"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.SET_NULL)
+    object_type = models.CharField(max_length=64, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]

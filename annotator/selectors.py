@@ -1,0 +1,94 @@
+"""Reads of the annotator app: who may see what, and the gold standard of a project."""
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from annotator.models import Annotation, Document, Membership, Project
+from learning.core.types import Document as CorpusDocument
+from learning.core.types import Span
+
+MANAGING_ROLES = (Membership.Role.ADMIN, Membership.Role.LEAD)
+
+
+def projects_for(*, user) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()
+
+
+def role_in(*, user, project: Project) -> str | None:
+    """The user's role in the project (superusers are admins everywhere); None for outsiders."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Membership.Role.ADMIN
+    return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+
+
+def can_view(*, user, project: Project) -> bool:
+    return role_in(user=user, project=project) is not None
+
+
+def can_manage(*, user, project: Project) -> bool:
+    """Leads and admins import, export and change a project's settings."""
+    return role_in(user=user, project=project) in MANAGING_ROLES
+
+
+def documents_for(*, user, project: Project) -> QuerySet[Document]:
+    if not can_view(user=user, project=project):
+        return Document.objects.none()
+    return Document.objects.filter(project=project)
+
+
+def gold_documents(*, project: Project, include_evaluation: bool = True) -> list[CorpusDocument]:
+    """One document per annotated text: its latest submitted annotation, without silver spans."""
+    rows = Annotation.objects.filter(document__project=project, state=Annotation.State.SUBMITTED)
+    if not include_evaluation:
+        rows = rows.filter(document__role=Document.Role.POOL)
+    rows = rows.order_by("document_id", "-submitted_at", "-id").distinct("document_id").values_list(
+        "document__external_id", "document__text", "document__meta", "spans",
+    )
+    documents = []
+    for external_id, text, meta, spans in rows:
+        kept = sorted(
+            Span(span["start"], span["end"], span["label"]) for span in spans if span.get("origin") != "silver"
+        )
+        documents.append(CorpusDocument(text=text, spans=tuple(kept), name=external_id, meta=meta or {}))
+    return documents
+
+
+def project_overview(*, project: Project) -> dict:
+    """Counts a project page shows: documents by role and status, gold annotations and spans."""
+    from django.db.models import Count
+
+    counts = {(row["role"], row["status"]): row["n"] for row in
+              Document.objects.filter(project=project).values("role", "status").annotate(n=Count("id"))}
+    pool = {status: counts.get((Document.Role.POOL, status), 0) for status in Document.Status.values}
+    evaluation = sum(n for (role, _status), n in counts.items() if role == Document.Role.EVALUATION)
+    return {
+        "pool": pool,
+        "pool_total": sum(pool.values()),
+        "evaluation": evaluation,
+        "documents": sum(counts.values()),
+        "submitted_annotations": Annotation.objects.filter(
+            document__project=project, state=Annotation.State.SUBMITTED
+        ).count(),
+    }
+
+
+def document_segments(*, text: str, spans: list[dict]) -> list[dict]:
+    """The text cut into plain and labelled pieces for display (overlapping spans: the earlier one wins)."""
+    segments, position = [], 0
+    for span in sorted(spans, key=lambda s: (s["start"], -s["end"])):
+        start, end = max(span["start"], position), span["end"]
+        if end <= start:
+            continue
+        if start > position:
+            segments.append({"text": text[position:start], "label": None})
+        segments.append({"text": text[start:end], "label": span["label"], "origin": span.get("origin", "human")})
+        position = end
+    if position < len(text):
+        segments.append({"text": text[position:], "label": None})
+    return segments

@@ -1,0 +1,1 @@
+"""Writes of the annotator app, each in a transaction: projects and members, import, export, audit."""

@@ -1,0 +1,48 @@
+"""Export of a project's gold standard: submitted annotations only, silver never."""
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from annotator.formats import write_corpus
+from annotator.models import AuditEvent, Project
+from annotator.selectors import gold_documents
+from annotator.services.audit import record_event
+
+EXPORT_FORMATS = ("jsonl", "brat", "conll", "i2b2xml")
+
+
+def export_corpus(*, project: Project, fmt: str, out: Path, user=None, include_evaluation: bool = True):
+    """Write the project's gold documents to ``out`` in ``fmt``; returns the writer's summary."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    documents = gold_documents(project=project, include_evaluation=include_evaluation)
+    summary = write_corpus(documents, Path(out), fmt)
+    record_event(
+        user=user, action=AuditEvent.Action.EXPORT, project=project,
+        detail={"format": fmt, "documents": summary.documents, "spans": summary.spans},
+    )
+    return summary
+
+
+def export_archive(*, project: Project, fmt: str, user=None, include_evaluation: bool = True) -> tuple[bytes, str]:
+    """The export as bytes for a download: a .jsonl file, or a .zip of the written folder otherwise."""
+    with tempfile.TemporaryDirectory(prefix="deidloop-export-") as workdir:
+        base = Path(workdir)
+        stem = f"{project.name}-{fmt}".replace("/", "_").replace(" ", "_")
+        if fmt == "jsonl":
+            target = base / f"{stem}.jsonl"
+            export_corpus(project=project, fmt=fmt, out=target, user=user, include_evaluation=include_evaluation)
+            return target.read_bytes(), target.name
+        target = base / stem
+        export_corpus(project=project, fmt=fmt, out=target, user=user, include_evaluation=include_evaluation)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(target.rglob("*")):
+                if path.is_file():
+                    archive.write(path, arcname=f"{stem}/{path.relative_to(target).as_posix()}")
+        shutil.rmtree(target, ignore_errors=True)
+        return buffer.getvalue(), f"{stem}.zip"

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotator.models import Membership, Project
+from annotator.schemas import CUSTOM, canonical_preset_name, preset_labels
+
+
+class ProjectError(ValueError):
+    """A project cannot be created or changed as asked."""
+
+
+@transaction.atomic
+def create_project(
+    *,
+    name: str,
+    schema: str = CUSTOM,
+    labels: list[str] | None = None,
+    language: str = "es",
+    allow_overlap: bool = False,
+    created_by: AbstractBaseUser | None = None,
+    description: str = "",
+) -> Project:
+    name = name.strip()
+    if not name:
+        raise ProjectError("a project needs a name")
+    if Project.objects.filter(name=name).exists():
+        raise ProjectError(f"a project named {name!r} exists already")
+    preset = canonical_preset_name(schema)
+    if preset != CUSTOM:
+        labels = preset_labels(preset) + [label for label in (labels or []) if label not in preset_labels(preset)]
+    labels = [label.strip() for label in (labels or []) if label.strip()]
+    if len(set(labels)) != len(labels):
+        raise ProjectError("the label list repeats a label")
+    project = Project.objects.create(
+        name=name, schema_preset=preset, labels=labels, language=language, allow_overlap=allow_overlap,
+        created_by=created_by, description=description,
+    )
+    if created_by is not None:
+        Membership.objects.create(project=project, user=created_by, role=Membership.Role.LEAD)
+    return project
+
+
+def set_membership(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
+    if role not in Membership.Role.values:
+        raise ProjectError(f"unknown role {role!r}; choose one of {', '.join(Membership.Role.values)}")
+    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    return membership

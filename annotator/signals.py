@@ -1,0 +1,10 @@
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
+
+from annotator.models import AuditEvent
+from annotator.services.audit import record_event
+
+
+@receiver(user_logged_in)
+def audit_login(sender, request, user, **kwargs):
+    record_event(user=user, action=AuditEvent.Action.LOGIN)

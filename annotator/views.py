@@ -1,0 +1,107 @@
+"""HTML pages: thin views over the services and selectors (the REST API calls the same ones)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotator.api.views import USER_INPUT_ERRORS
+from annotator.forms import ExportForm, ImportForm
+from annotator.models import Annotation, AuditEvent, Document
+from annotator.selectors import (
+    can_manage, document_segments, documents_for, project_overview, projects_for, role_in,
+)
+from annotator.services.audit import record_event
+from annotator.services.exports import export_archive
+from annotator.services.imports import import_path
+from annotator.services.uploads import staged_upload
+
+
+def _visible_project(request, project_id: int):
+    return get_object_or_404(projects_for(user=request.user), pk=project_id)
+
+
+def _managed_project(request, project_id: int):
+    project = _visible_project(request, project_id)
+    if not can_manage(user=request.user, project=project):
+        raise PermissionDenied("only the project's leads and admins may do this")
+    return project
+
+
+def project_list(request):
+    projects = projects_for(user=request.user).order_by("name")
+    rows = [{"project": project, "role": role_in(user=request.user, project=project),
+             "overview": project_overview(project=project)} for project in projects]
+    return render(request, "annotator/project_list.html", {"rows": rows})
+
+
+def project_detail(request, project_id: int):
+    project = _visible_project(request, project_id)
+    documents = documents_for(user=request.user, project=project).defer("text", "meta").order_by("id")
+    role_filter = request.GET.get("role")
+    if role_filter in Document.Role.values:
+        documents = documents.filter(role=role_filter)
+    page = Paginator(documents, 50).get_page(request.GET.get("page"))
+    context = {
+        "project": project, "page": page, "role_filter": role_filter,
+        "overview": project_overview(project=project),
+        "role": role_in(user=request.user, project=project),
+        "can_manage": can_manage(user=request.user, project=project),
+        "members": project.memberships.select_related("user").order_by("role", "user__username"),
+    }
+    template = "annotator/_document_table.html" if request.htmx else "annotator/project_detail.html"
+    return render(request, template, context)
+
+
+def document_detail(request, project_id: int, document_id: int):
+    project = _visible_project(request, project_id)
+    document = get_object_or_404(documents_for(user=request.user, project=project), pk=document_id)
+    annotation = (
+        Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED)
+        .order_by("-submitted_at", "-id").first()
+    )
+    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=document)
+    spans = annotation.spans if annotation else []
+    return render(request, "annotator/document_detail.html", {
+        "project": project, "document": document, "annotation": annotation,
+        "segments": document_segments(text=document.text, spans=spans),
+    })
+
+
+def import_upload(request, project_id: int):
+    project = _managed_project(request, project_id)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            with staged_upload(form.cleaned_data["files"]) as path:
+                report = import_path(
+                    project=project, path=path, fmt=form.cleaned_data["format"],
+                    evaluation=form.cleaned_data["evaluation"], user=request.user,
+                )
+        except USER_INPUT_ERRORS as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(
+                request,
+                f"Imported {report.created} documents ({report.annotated} annotated, {report.spans} spans); "
+                f"{report.duplicates} were already in the project.",
+            )
+            return redirect("annotator:project-detail", project_id=project.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "annotator/import.html", {"project": project, "form": form}, status=status)
+
+
+def export_download(request, project_id: int):
+    project = _managed_project(request, project_id)
+    form = ExportForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        content, filename = export_archive(
+            project=project, fmt=form.cleaned_data["format"], user=request.user,
+            include_evaluation=form.cleaned_data["include_evaluation"],
+        )
+        response = HttpResponse(content, content_type="application/octet-stream")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    return render(request, "annotator/export.html", {"project": project, "form": form})

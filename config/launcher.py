@@ -1,0 +1,125 @@
+"""Entry point behind ``./deidloop``: runs the application, the tests or manage.py on the embedded services.
+
+    python -m config.launcher up             PostgreSQL + Redis + a Celery worker + Daphne on :8000
+    python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
+    python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running)
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from config.embedded import ROOT, EmbeddedServiceError, ensure_services
+
+HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
+PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
+
+
+def say(message: str) -> None:
+    print(f"deidloop: {message}", flush=True)
+
+
+def _manage(*args: str, check: bool = True) -> int:
+    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], check=check).returncode
+
+
+def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def up() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    services = ensure_services()
+    processes: list[subprocess.Popen] = []
+    stopping = False
+
+    def request_stop(signum, frame):  # noqa: ARG001 - signal handler signature
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        _manage("migrate", "--no-input", "-v", "0")
+        _manage("collectstatic", "--no-input", "-v", "0")
+        _manage("bootstrap")
+        # Children get their own process group so that a Ctrl-C in the terminal reaches only us;
+        # we stop them in order ourselves.
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "--concurrency", "1"],
+            cwd=ROOT, start_new_session=True,
+        )
+        processes.append(worker)
+        web = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(PORT), "config.asgi:application"],
+            cwd=ROOT, start_new_session=True,
+        )
+        processes.append(web)
+        say(f"serving on http://{HOST}:{PORT}/ — Ctrl-C stops everything")
+        while not stopping:
+            for process in processes:
+                if process.poll() is not None:
+                    say(f"{process.args[2]} exited with {process.returncode}; stopping")
+                    stopping = True
+            time.sleep(0.5)
+        return 0
+    finally:
+        say("stopping")
+        _terminate(list(reversed(processes)))
+        services.stop()
+        say("stopped")
+
+
+def test(args: list[str]) -> int:
+    # The pytest plugin tests/embedded_services.py starts (and afterwards stops) the embedded services.
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT).returncode
+
+
+def manage(args: list[str]) -> int:
+    services = ensure_services()
+    try:
+        return _manage(*args, check=False)
+    finally:
+        services.stop()
+
+
+def services_only() -> int:
+    """Start the embedded services and leave them running (for development)."""
+    ensure_services()
+    say(f"DATABASE_URL={os.environ['DATABASE_URL']}")
+    say(f"REDIS_URL={os.environ['REDIS_URL']}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    command, args = (argv[0], argv[1:]) if argv else ("up", [])
+    try:
+        if command == "up":
+            return up()
+        if command == "test":
+            return test(args)
+        if command == "manage":
+            return manage(args)
+        if command == "services":
+            return services_only()
+    except EmbeddedServiceError as error:
+        say(str(error))
+        return 1
+    say(f"unknown command {command!r}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

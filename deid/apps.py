@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DeidConfig(AppConfig):
+    name = "deid"
+    verbose_name = "De-identification"

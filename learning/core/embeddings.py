@@ -1,0 +1,195 @@
+"""Embeddings trained on the project's own text, for the neural tagger.
+
+Clinical text stays inside the institution and the machines reach no model hub, so every embedding the
+BiLSTM-CRF uses is learned here from the labelled documents and the unlabelled pool:
+
+* word vectors with gensim (FastText by default: its character n-grams give rare words, misspellings and
+  identifiers a useful vector even when they occur once),
+* the character dictionary for Flair's character-level word encoder,
+* optionally a small contextual character language model (forward or backward) with Flair's trainer.
+
+Words are keyed by :func:`word_key` (lower case, every digit replaced by ``0``); Flair's ``WordEmbeddings``
+falls back to exactly this form when a word is not in its vocabulary, so "Madrid", "MADRID" and "madrid"
+share a vector and so do "28036" and "28041" — case and digits stay visible to the character encoder.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "word_key",
+    "train_word_vectors",
+    "word_embeddings",
+    "char_dictionary",
+    "character_embeddings",
+    "train_char_language_model",
+    "char_lm_embeddings",
+]
+
+_DIGIT = re.compile(r"\d")
+
+
+def word_key(word: str) -> str:
+    """The form under which a word's vector is stored: lower case with every digit as ``0``."""
+    return _DIGIT.sub("0", word.lower())
+
+
+def train_word_vectors(
+    sentences: Iterable[Sequence[str]],
+    *,
+    dim: int = 64,
+    method: str = "fasttext",
+    epochs: int = 10,
+    window: int = 5,
+    min_count: int = 1,
+    seed: int = 0,
+):
+    """Word vectors (gensim ``KeyedVectors``) for every distinct :func:`word_key` of ``sentences``.
+
+    ``sentences`` are lists of token strings.  With ``method="fasttext"`` the model is trained on words seen
+    at least ``min_count`` times and the remaining words get the vector composed from their character
+    n-grams, so the vocabulary still covers every word of the corpus; with ``"word2vec"`` the vocabulary is
+    what the model kept.  Training uses one worker thread so the vectors are reproducible for a seed.
+    """
+    from gensim.models import FastText, KeyedVectors, Word2Vec
+
+    corpus = [[word_key(w) for w in sentence] for sentence in sentences]
+    corpus = [s for s in corpus if s]
+    if not corpus:
+        raise ValueError("cannot train word vectors on an empty corpus")
+    common = dict(
+        vector_size=dim, window=window, min_count=min_count, epochs=epochs, seed=seed, workers=1, sg=1
+    )
+    if method == "fasttext":
+        model = FastText(corpus, min_n=2, max_n=5, **common)
+    elif method == "word2vec":
+        model = Word2Vec(corpus, **common)
+        return model.wv
+    else:
+        raise ValueError(f"unknown word vector method {method!r}; use 'fasttext' or 'word2vec'")
+
+    words = sorted({w for s in corpus for w in s})
+    vectors = KeyedVectors(vector_size=dim)
+    vectors.add_vectors(words, np.stack([model.wv[w] for w in words]).astype(np.float32))
+    return vectors
+
+
+def word_embeddings(vectors, *, name: str = "local-word-vectors"):
+    """Flair ``WordEmbeddings`` holding ``vectors`` (gensim ``KeyedVectors``), built in memory.
+
+    Built from a vocabulary rather than a file path because ``WordEmbeddings(path)`` treats short strings
+    ("en", "glove", ...) as names to download.  Unknown words map to a zero vector.
+    """
+    import torch
+    from flair.embeddings import WordEmbeddings
+
+    vocab = {word: i for i, word in enumerate(vectors.index_to_key)}
+    embeddings = WordEmbeddings(None, vocab=vocab, embedding_length=int(vectors.vector_size), name=name)
+    with torch.no_grad():
+        weight = embeddings.embedding.weight
+        weight[: len(vocab)] = torch.as_tensor(np.asarray(vectors.vectors), dtype=weight.dtype)
+        weight[len(vocab) :] = 0.0
+    return embeddings
+
+
+def char_dictionary(texts: Iterable[str]):
+    """A Flair character ``Dictionary`` with every character of ``texts`` (unseen characters map to <unk>)."""
+    from flair.data import Dictionary
+
+    dictionary = Dictionary(add_unk=True)
+    for char in sorted(set().union(*map(set, texts))):
+        dictionary.add_item(char)
+    return dictionary
+
+
+def character_embeddings(texts: Iterable[str], *, char_dim: int = 25, hidden_size: int = 25):
+    """Flair's character BiLSTM word encoder over a dictionary built from ``texts`` (no download)."""
+    from flair.embeddings import CharacterEmbeddings
+
+    return CharacterEmbeddings(
+        path_to_char_dict=char_dictionary(texts), char_embedding_dim=char_dim, hidden_size_char=hidden_size
+    )
+
+
+def train_char_language_model(
+    texts: Sequence[str],
+    *,
+    forward: bool = True,
+    hidden_size: int = 128,
+    embedding_size: int = 32,
+    sequence_length: int = 100,
+    mini_batch_size: int = 16,
+    max_epochs: int = 2,
+    learning_rate: float = 20.0,
+    valid_fraction: float = 0.05,
+    seed: int = 0,
+):
+    """A small character language model (Flair ``LanguageModel``) trained on ``texts``.
+
+    Flair's trainer reads its corpus from disk (``train/`` files, ``valid.txt``, ``test.txt``) and writes
+    checkpoints, so both live in a temporary directory that is removed afterwards.  Returns the model with
+    the lowest validation loss.
+    """
+    import flair
+    from flair.models import LanguageModel
+    from flair.trainers.language_model_trainer import LanguageModelTrainer, TextCorpus
+
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise ValueError("cannot train a character language model on an empty corpus")
+    flair.set_seed(seed)
+    # One document per line: the trainer splits its files on the document delimiter.
+    lines = [" ".join(t.split()) for t in texts]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(lines))
+    n_valid = max(1, int(round(valid_fraction * len(lines))))
+    valid = [lines[i] for i in order[:n_valid]]
+    train = [lines[i] for i in order[n_valid:]] or valid
+    # The trainer refuses validation text shorter than two batches of characters.
+    while sum(len(v) + 1 for v in valid) < 2 * mini_batch_size * (sequence_length + 1):
+        valid = valid + valid
+
+    dictionary = char_dictionary(lines + ["\n"])
+    model = LanguageModel(
+        dictionary, is_forward_lm=forward, hidden_size=hidden_size, nlayers=1, embedding_size=embedding_size
+    )
+    with tempfile.TemporaryDirectory(prefix="char-lm-") as tmp:
+        root = Path(tmp)
+        (root / "corpus" / "train").mkdir(parents=True)
+        (root / "corpus" / "train" / "train_split_1").write_text("\n".join(train) + "\n", encoding="utf-8")
+        (root / "corpus" / "valid.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
+        (root / "corpus" / "test.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
+        corpus = TextCorpus(root / "corpus", dictionary, forward=forward, character_level=True)
+        trainer = LanguageModelTrainer(model, corpus)
+        level = logging.getLogger("flair").level
+        logging.getLogger("flair").setLevel(logging.WARNING)
+        try:
+            trainer.train(
+                root / "out",
+                sequence_length=sequence_length,
+                mini_batch_size=mini_batch_size,
+                max_epochs=max_epochs,
+                learning_rate=learning_rate,
+                num_workers=0,
+            )
+        finally:
+            logging.getLogger("flair").setLevel(level)
+        best = root / "out" / "best-lm.pt"
+        if best.exists():
+            model = LanguageModel.load_language_model(best, has_decoder=False)
+    model.eval()
+    return model
+
+
+def char_lm_embeddings(model, *, name: str | None = None):
+    """Flair contextual string embeddings from a locally trained character language model."""
+    from flair.embeddings import FlairEmbeddings
+
+    direction = "forward" if model.is_forward_lm else "backward"
+    return FlairEmbeddings(model, name=name or f"local-char-lm-{direction}")

@@ -1,0 +1,227 @@
+"""Evaluation of PHI taggers (ALGORITHMS.md §5).
+
+Micro-averaged precision, recall and F1 at two levels:
+
+- **entity**: a predicted span counts when its start, end and type equal a gold span's (``entity``), or its
+  start and end alone (``entity_binary``: PHI vs not, type ignored). Per type, with the gold count as
+  support.
+- **token**: each token of :func:`learning.core.text.tokenize` takes the type of the span that covers it
+  (through :func:`learning.core.bio.spans_to_bio`). ``token`` is binary (PHI vs not), ``token_type`` needs the
+  same type. Leakage is the share of gold PHI tokens predicted non-PHI.
+
+Undefined ratios (no prediction, no gold) are 0, as in scikit-learn with ``zero_division=0``.
+
+Library choice. Exact entity matching on character offsets is a multiset intersection of
+``(start, end, label)`` per document, counted here with :class:`collections.Counter`. seqeval scores BIO
+token sequences, so a gold span that does not start or end on a token boundary would be judged by its
+token approximation instead of its characters. nervaluate does take character spans, but its matcher
+reads ``end`` as inclusive (two adjacent spans ``[0, 5)`` and ``[5, 9)`` overlap for it) and lets a
+partly overlapping prediction consume a gold span, after which an exact prediction of that span counts
+as spurious; it also runs its four scenarios for every type on every call. Its ``strict`` and ``exact``
+scenarios agree with the counts here when ends are made inclusive and predictions do not overlap, which
+the tests check. McNemar's test comes from statsmodels.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+import numpy as np
+
+from learning.core.bio import label_of, spans_to_bio
+from learning.core.text import Token, tokenize
+from learning.core.types import Document, Span
+
+__all__ = [
+    "evaluate",
+    "f_beta",
+    "mcnemar_tokens",
+    "prf",
+    "token_types",
+    "token_level",
+    "entity_level",
+]
+
+
+def f_beta(p: float, r: float, beta: float = 1.0) -> float:
+    """F_β = (1 + β²) · P · R / (β² · P + R); 0 when P and R are both 0."""
+    b2 = beta * beta
+    denominator = b2 * p + r
+    if denominator <= 0:
+        return 0.0
+    return (1.0 + b2) * p * r / denominator
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
+    """Precision, recall and F1 from counts."""
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gold if n_gold else 0.0
+    return {"p": p, "r": r, "f1": f_beta(p, r, 1.0)}
+
+
+def _check_lengths(gold_docs: Sequence[Document], predicted_spans: Sequence[Sequence[Span]]) -> None:
+    if len(gold_docs) != len(predicted_spans):
+        raise ValueError(f"{len(gold_docs)} gold documents but {len(predicted_spans)} predictions")
+
+
+# --------------------------------------------------------------------------------------------------
+# Entity level
+
+
+def entity_level(
+    gold_docs: Sequence[Document], predicted_spans: Sequence[Sequence[Span]]
+) -> dict[str, Any]:
+    """Exact-match entity scores: overall with type, overall without type, and per type."""
+    _check_lengths(gold_docs, predicted_spans)
+    tp = tp_bin = n_gold = n_pred = 0
+    tp_by: Counter[str] = Counter()
+    gold_by: Counter[str] = Counter()
+    pred_by: Counter[str] = Counter()
+    for doc, pred in zip(gold_docs, predicted_spans):
+        gold_c = Counter((s.start, s.end, s.label) for s in doc.spans)
+        pred_c = Counter((s.start, s.end, s.label) for s in pred)
+        hits = gold_c & pred_c
+        tp += sum(hits.values())
+        n_gold += sum(gold_c.values())
+        n_pred += sum(pred_c.values())
+        gold_where = Counter((s.start, s.end) for s in doc.spans)
+        pred_where = Counter((s.start, s.end) for s in pred)
+        tp_bin += sum((gold_where & pred_where).values())
+        for (_, _, label), n in hits.items():
+            tp_by[label] += n
+        for (_, _, label), n in gold_c.items():
+            gold_by[label] += n
+        for (_, _, label), n in pred_c.items():
+            pred_by[label] += n
+    per_type = {}
+    for label in sorted(set(gold_by) | set(pred_by)):
+        scores = prf(tp_by[label], pred_by[label], gold_by[label])
+        scores["support"] = gold_by[label]
+        per_type[label] = scores
+    return {
+        "entity": prf(tp, n_pred, n_gold),
+        "entity_binary": prf(tp_bin, n_pred, n_gold),
+        "per_type": per_type,
+        "counts": {"tp": tp, "tp_binary": tp_bin, "pred": n_pred, "gold": n_gold},
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Token level
+
+
+def token_types(tokens: Sequence[Token], spans: Sequence[Span]) -> list[str | None]:
+    """The PHI type of every token (``None`` for non-PHI), as :func:`spans_to_bio` assigns it."""
+    tags, _ = spans_to_bio(tokens, spans)
+    return [label_of(t) for t in tags]
+
+
+def _type_arrays(
+    gold_docs: Sequence[Document],
+    predicted_spans: Sequence[Sequence[Span]],
+    tokens: Sequence[Sequence[Token]] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gold and predicted type codes of every token of every document (0 = non-PHI)."""
+    codes: dict[str | None, int] = {None: 0}
+    gold_codes: list[int] = []
+    pred_codes: list[int] = []
+    for i, (doc, pred) in enumerate(zip(gold_docs, predicted_spans)):
+        toks = tokens[i] if tokens is not None else tokenize(doc.text)
+        for kind, out in ((doc.spans, gold_codes), (pred, pred_codes)):
+            for t in token_types(toks, kind):
+                out.append(codes.setdefault(t, len(codes)))
+    return np.asarray(gold_codes, dtype=np.int64), np.asarray(pred_codes, dtype=np.int64)
+
+
+def token_level(
+    gold_docs: Sequence[Document],
+    predicted_spans: Sequence[Sequence[Span]],
+    tokens: Sequence[Sequence[Token]] | None = None,
+) -> dict[str, Any]:
+    """Token scores (binary and typed), leakage and the number of tokens evaluated.
+
+    ``tokens`` (per document) may be passed to reuse a tokenization; by default each text is tokenized.
+    """
+    _check_lengths(gold_docs, predicted_spans)
+    gold, pred = _type_arrays(gold_docs, predicted_spans, tokens)
+    gold_phi = gold != 0
+    pred_phi = pred != 0
+    n_gold = int(gold_phi.sum())
+    n_pred = int(pred_phi.sum())
+    tp_bin = int((gold_phi & pred_phi).sum())
+    tp_type = int((gold_phi & (gold == pred)).sum())
+    leaked = n_gold - tp_bin
+    return {
+        "token": prf(tp_bin, n_pred, n_gold),
+        "token_type": prf(tp_type, n_pred, n_gold),
+        "leakage": leaked / n_gold if n_gold else 0.0,
+        "eval_tokens": int(gold.shape[0]),
+        "token_counts": {"tp": tp_bin, "tp_type": tp_type, "pred": n_pred, "gold": n_gold},
+    }
+
+
+def evaluate(
+    gold_docs: Sequence[Document],
+    predicted_spans: Sequence[Sequence[Span]],
+    tokens: Sequence[Sequence[Token]] | None = None,
+) -> dict[str, Any]:
+    """Every score of §5 for predictions ``predicted_spans[i]`` of the text of ``gold_docs[i]``.
+
+    Returns ``{"entity", "entity_binary", "token", "token_type": {"p", "r", "f1"}, "leakage",
+    "per_type": {TYPE: {"p", "r", "f1", "support"}}, "eval_tokens", "counts"}``.
+    """
+    entity = entity_level(gold_docs, predicted_spans)
+    token = token_level(gold_docs, predicted_spans, tokens)
+    counts = dict(entity.pop("counts"))
+    counts.update({f"token_{k}": v for k, v in token.pop("token_counts").items()})
+    return {**entity, **token, "counts": counts}
+
+
+# --------------------------------------------------------------------------------------------------
+# Comparing two models
+
+
+def mcnemar_tokens(
+    gold_docs: Sequence[Document],
+    predicted_a: Sequence[Sequence[Span]],
+    predicted_b: Sequence[Sequence[Span]],
+    tokens: Sequence[Sequence[Token]] | None = None,
+) -> dict[str, float]:
+    """McNemar's test (Yates' continuity correction) on the per-token correctness of two models.
+
+    A token is correct when its predicted type equals its gold type (non-PHI included). Returns the
+    statistic, the p-value and the four cells: ``both`` right, ``a_only`` right, ``b_only`` right,
+    ``neither``. With no discordant token the models are indistinguishable: statistic 0, p-value 1.
+    """
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    _check_lengths(gold_docs, predicted_a)
+    _check_lengths(gold_docs, predicted_b)
+    if tokens is None:
+        tokens = [tokenize(d.text) for d in gold_docs]
+    gold = _all_types(tokens, [d.spans for d in gold_docs])
+    right_a = np.array([g == a for g, a in zip(gold, _all_types(tokens, predicted_a))], dtype=bool)
+    right_b = np.array([g == b for g, b in zip(gold, _all_types(tokens, predicted_b))], dtype=bool)
+    both = int((right_a & right_b).sum())
+    a_only = int((right_a & ~right_b).sum())
+    b_only = int((~right_a & right_b).sum())
+    neither = int((~right_a & ~right_b).sum())
+    if a_only + b_only == 0:
+        statistic, pvalue = 0.0, 1.0
+    else:
+        result = mcnemar([[both, a_only], [b_only, neither]], exact=False, correction=True)
+        statistic, pvalue = float(result.statistic), float(result.pvalue)
+    return {
+        "statistic": statistic,
+        "pvalue": pvalue,
+        "both": both,
+        "a_only": a_only,
+        "b_only": b_only,
+        "neither": neither,
+    }
+
+
+def _all_types(
+    tokens: Sequence[Sequence[Token]], spans_per_doc: Sequence[Sequence[Span]]
+) -> list[str | None]:
+    return [t for toks, spans in zip(tokens, spans_per_doc) for t in token_types(toks, spans)]

@@ -1,0 +1,301 @@
+"""Query strategies for pool-based active learning (ALGORITHMS.md §1), one document at a time.
+
+Every strategy is a pure, vectorised function of one document's marginals: an array of shape
+(tokens, labels) whose rows sum to 1, plus the column index of ``"O"``. The document score Q(d) is a sum
+(or, for LC-mean, a mean) of per-token values; :func:`select` turns the scores of a pool into a batch.
+
+Conventions chosen here:
+
+- LC, LCUB, entropy and ELB read the full label distribution: ŷ_t is the argmax over all labels (B-/I- of
+  every type and O) and the entropy runs over all labels with the natural log, as ALGORITHMS.md defines.
+- ROI reads the binary view. Under the P′ ≈ P approximation both ROI formulas reduce to
+  (NC_FN + NC_FP) · P · (1 − P) − c_t, and P · (1 − P) is the same whichever binary class is predicted,
+  so the token value is (NC_FN + NC_FP) · p_phi · (1 − p_phi) − c_t with p_phi = 1 − P(O). NC_FN and NC_FP
+  are kept separate so fitted costs can be passed as measured, even though only their sum matters here.
+- A document without tokens scores ``-inf`` (:data:`EMPTY_SCORE`) for every strategy except Random: 0 would
+  beat every document whose ROI is negative, and an empty document has nothing to teach, so it must never
+  win. :func:`select` ranks it last, and only returns it when the batch asks for more documents than the
+  rest of the pool holds.
+- Random scores every document 0, so :func:`select`, which breaks ties uniformly at random, draws a uniform
+  random batch. :func:`select_random` does the same from a pool size alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from scipy.special import entr
+
+__all__ = [
+    "EMPTY_SCORE",
+    "PRESETS",
+    "Strategy",
+    "UnknownStrategyError",
+    "available_strategies",
+    "elb",
+    "entropy",
+    "get_strategy",
+    "lc_mean",
+    "lc_sum",
+    "lcub",
+    "roi",
+    "select",
+    "select_random",
+    "token_entropy",
+    "token_least_confidence",
+    "token_roi",
+]
+
+EMPTY_SCORE = float("-inf")
+
+
+class UnknownStrategyError(ValueError):
+    """A strategy name or parameter that does not exist."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-token quantities
+
+
+def _check(marginals: np.ndarray) -> np.ndarray:
+    m = np.asarray(marginals, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"marginals must be a (tokens, labels) array, got shape {m.shape}")
+    return m
+
+
+def token_least_confidence(marginals: np.ndarray) -> np.ndarray:
+    """u(x_t) = 1 − P(ŷ_t | x_t) per token."""
+    m = _check(marginals)
+    if m.shape[0] == 0:
+        return np.zeros(0)
+    return 1.0 - m.max(axis=1)
+
+
+def token_entropy(marginals: np.ndarray) -> np.ndarray:
+    """H(x_t) = −Σ_y P(y | x_t) ln P(y | x_t) per token (0 · ln 0 = 0)."""
+    m = _check(marginals)
+    return entr(m).sum(axis=1)
+
+
+def token_roi(marginals: np.ndarray, o_index: int, nc_fn: float, nc_fp: float, c_t: float) -> np.ndarray:
+    """ROI(x_t) = (NC_FN + NC_FP) · P · (1 − P) − c_t per token, with P from the binary view."""
+    m = _check(marginals)
+    p_phi = 1.0 - m[:, o_index]
+    return (nc_fn + nc_fp) * p_phi * (1.0 - p_phi) - c_t
+
+
+# --------------------------------------------------------------------------------------------------
+# Document scores
+
+
+def lc_sum(marginals: np.ndarray, o_index: int | None = None) -> float:
+    """Σ_t (1 − P(ŷ_t | x_t))."""
+    u = token_least_confidence(marginals)
+    return float(u.sum()) if u.size else EMPTY_SCORE
+
+
+def lc_mean(marginals: np.ndarray, o_index: int | None = None) -> float:
+    """Σ_t (1 − P(ŷ_t | x_t)) / l."""
+    u = token_least_confidence(marginals)
+    return float(u.mean()) if u.size else EMPTY_SCORE
+
+
+def lcub(marginals: np.ndarray, o_index: int | None = None, *, theta: float) -> float:
+    """Σ_t [P(ŷ_t | x_t) < θ] · (1 − P(ŷ_t | x_t))."""
+    m = _check(marginals)
+    if m.shape[0] == 0:
+        return EMPTY_SCORE
+    top = m.max(axis=1)
+    return float(np.where(top < theta, 1.0 - top, 0.0).sum())
+
+
+def entropy(marginals: np.ndarray, o_index: int | None = None) -> float:
+    """Σ_t H(x_t)."""
+    h = token_entropy(marginals)
+    return float(h.sum()) if h.size else EMPTY_SCORE
+
+
+def elb(marginals: np.ndarray, o_index: int | None = None, *, rho: float) -> float:
+    """Σ_t [H(x_t) > ρ] · H(x_t)."""
+    h = token_entropy(marginals)
+    if h.size == 0:
+        return EMPTY_SCORE
+    return float(np.where(h > rho, h, 0.0).sum())
+
+
+def roi(marginals: np.ndarray, o_index: int, *, nc_fn: float, nc_fp: float, c_t: float) -> float:
+    """Σ_t ROI(x_t); see :func:`token_roi`."""
+    r = token_roi(marginals, o_index, nc_fn, nc_fp, c_t)
+    return float(r.sum()) if r.size else EMPTY_SCORE
+
+
+def _random(marginals: np.ndarray, o_index: int | None = None) -> float:
+    _check(marginals)
+    return 0.0
+
+
+# Per kind: the document-score function and the names of its parameters (all required).
+_KINDS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
+    "random": (_random, ()),
+    "lc-sum": (lc_sum, ()),
+    "lc-mean": (lc_mean, ()),
+    "lcub": (lcub, ("theta",)),
+    "entropy": (entropy, ()),
+    "elb": (elb, ("rho",)),
+    "roi": (roi, ("nc_fn", "nc_fp", "c_t")),
+}
+
+
+def _token_values(kind: str, m: np.ndarray, o_index: int, params: Mapping[str, float]) -> np.ndarray:
+    """Per-token contributions whose per-document sum (or mean) is the score of ``kind``."""
+    if kind in ("lc-sum", "lc-mean"):
+        return token_least_confidence(m)
+    if kind == "lcub":
+        top = m.max(axis=1) if m.shape[0] else np.zeros(0)
+        return np.where(top < params["theta"], 1.0 - top, 0.0)
+    if kind == "entropy":
+        return token_entropy(m)
+    if kind == "elb":
+        h = token_entropy(m)
+        return np.where(h > params["rho"], h, 0.0)
+    if kind == "roi":
+        return token_roi(m, o_index, params["nc_fn"], params["nc_fp"], params["c_t"])
+    raise AssertionError(kind)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named query strategy: its ``kind`` (one of the functions above) and its parameters."""
+
+    name: str
+    kind: str
+    params: Mapping[str, float] = field(default_factory=dict)
+
+    def score(self, marginals: np.ndarray, o_index: int) -> float:
+        """Q(d) of one document."""
+        function = _KINDS[self.kind][0]
+        return function(marginals, o_index, **self.params)
+
+    def score_many(self, marginals: Sequence[np.ndarray], o_index: int) -> np.ndarray:
+        """Q(d) of every document, in one vectorised pass over all their tokens."""
+        n_docs = len(marginals)
+        if n_docs == 0:
+            return np.zeros(0)
+        arrays = [_check(m) for m in marginals]
+        lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        if self.kind == "random":
+            return np.zeros(n_docs)
+        scores = np.full(n_docs, EMPTY_SCORE)
+        nonempty = lengths > 0
+        if not nonempty.any():
+            return scores
+        stacked = np.concatenate([a for a in arrays if a.shape[0]], axis=0)
+        values = _token_values(self.kind, stacked, o_index, self.params)
+        kept = lengths[nonempty]
+        offsets = np.concatenate(([0], np.cumsum(kept)[:-1]))
+        sums = np.add.reduceat(values, offsets)
+        if self.kind == "lc-mean":
+            sums = sums / kept
+        scores[nonempty] = sums
+        return scores
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "params": dict(self.params)}
+
+
+def _presets() -> dict[str, Strategy]:
+    presets = {
+        "random": Strategy("random", "random"),
+        "lc-sum": Strategy("lc-sum", "lc-sum"),
+        "lc-mean": Strategy("lc-mean", "lc-mean"),
+        "entropy": Strategy("entropy", "entropy"),
+    }
+    for i in range(1, 11):
+        presets[f"LCUB_{i}"] = Strategy(f"LCUB_{i}", "lcub", {"theta": round(0.1 * i, 1)})
+    for i, rho in enumerate((0.0, 1.0, 0.1, 0.01, 0.001), start=1):
+        presets[f"ELB_{i}"] = Strategy(f"ELB_{i}", "elb", {"rho": rho})
+    for i, (nc, c_t) in enumerate(((0.1, 0.0), (0.1, 0.01), (0.5, 0.01)), start=1):
+        presets[f"ROI_{i}"] = Strategy(f"ROI_{i}", "roi", {"nc_fn": nc, "nc_fp": nc, "c_t": c_t})
+    return presets
+
+
+PRESETS: Mapping[str, Strategy] = _presets()
+
+
+def available_strategies() -> list[str]:
+    """Every name :func:`get_strategy` accepts: the presets, then the parameterised kinds."""
+    return list(PRESETS) + [k for k in ("lcub", "elb", "roi") if k not in PRESETS]
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def get_strategy(name: str, **overrides: float) -> Strategy:
+    """The strategy called ``name`` (a preset or a kind), with ``overrides`` replacing its parameters.
+
+    Names are case-insensitive and ``_``/``-`` are interchangeable (``"LCUB_6"``, ``"lcub-6"``,
+    ``"lc_sum"``). The parameterised kinds ``lcub``, ``elb`` and ``roi`` need their parameters, e.g.
+    ``get_strategy("roi", nc_fn=0.2, nc_fp=0.1, c_t=0.004)`` for measured costs.
+    """
+    key = _normalise(name)
+    by_key = {_normalise(n): s for n, s in PRESETS.items()}
+    if key in by_key:
+        strategy = by_key[key]
+    elif key in _KINDS:
+        strategy = Strategy(key, key, {})
+        missing = [p for p in _KINDS[key][1] if p not in overrides]
+        if missing:
+            raise UnknownStrategyError(f"strategy {name!r} needs parameter(s): {', '.join(missing)}")
+    else:
+        raise UnknownStrategyError(
+            f"unknown query strategy {name!r}; choose one of: {', '.join(available_strategies())}"
+        )
+    allowed = _KINDS[strategy.kind][1]
+    unknown = sorted(set(overrides) - set(allowed))
+    if unknown:
+        raise UnknownStrategyError(
+            f"strategy {name!r} takes no parameter(s) {', '.join(unknown)}; it takes: "
+            f"{', '.join(allowed) or 'none'}"
+        )
+    params = dict(strategy.params)
+    params.update({k: float(v) for k, v in overrides.items()})
+    if params == dict(strategy.params):
+        return strategy
+    # A preset with changed parameters is no longer that preset: name it by kind and values.
+    shown = ", ".join(f"{k}={v:g}" for k, v in params.items())
+    return replace(strategy, name=f"{strategy.kind}({shown})", params=params)
+
+
+# --------------------------------------------------------------------------------------------------
+# Batch selection
+
+
+def select(scores: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first; equal scores in an order drawn from ``rng``.
+
+    ``k`` larger than the pool gives the whole pool; an empty pool gives an empty array. NaN ranks with
+    ``-inf``, below every real score.
+    """
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if k < 0:
+        raise ValueError(f"batch size must be >= 0, got {k}")
+    n = scores.shape[0]
+    if n == 0 or k == 0:
+        return np.zeros(0, dtype=np.int64)
+    keys = np.where(np.isnan(scores), -np.inf, scores)
+    shuffled = rng.permutation(n)
+    # A stable sort of the shuffled pool keeps equal scores in the random order of the shuffle.
+    order = shuffled[np.argsort(-keys[shuffled], kind="stable")]
+    return order[: min(k, n)].astype(np.int64)
+
+
+def select_random(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``min(k, n)`` distinct indices of a pool of ``n``, uniformly at random."""
+    if n < 0 or k < 0:
+        raise ValueError(f"pool size and batch size must be >= 0, got n={n}, k={k}")
+    if n == 0 or k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return rng.permutation(n)[: min(k, n)].astype(np.int64)

@@ -1,0 +1,484 @@
+"""BiLSTM-CRF tagger on Flair's ``SequenceTagger``, with embeddings trained on the project's own text.
+
+Documents are tokenised with :func:`learning.core.text.tokenize` (the same tokens as every other tagger)
+and cut into instances of a few consecutive sentences, so the BiLSTM sees context beyond one sentence.
+Flair sentences are built from those token strings, never re-tokenised, so predictions map back to our
+tokens one to one.
+
+Marginals come from forward-backward over the CRF, not from Flair's "probabilities" (with a CRF those are
+softmaxed Viterbi scores).  Flair's CRF scores a tag path y_1..y_T of a sentence as::
+
+    transitions[y_1, START] + sum_t emission[t, y_t] + sum_t transitions[y_{t+1}, y_t] + transitions[STOP, y_T]
+
+(its transition matrix is indexed ``[to, from]``; see ``flair/models/sequence_tagger_utils``).  The real
+tags are taken out of Flair's tag dictionary (which also holds the <START> and <STOP> rows, fixed near
+-10000 where they are impossible), reordered to ``labels_``, and handed to
+:func:`learning.core.marginals.forward_backward_batch` with ``transition = transitions.T``,
+``start = transitions[:, START]`` and ``end = transitions[STOP, :]``.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from learning.core import embeddings as local_embeddings
+from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio
+from learning.core.marginals import forward_backward_batch
+from learning.core.text import Token, sentence_bounds, tokenize
+from learning.core.types import Document, Span
+
+__all__ = ["BiLSTMCRFTagger", "instance_bounds"]
+
+_TAG_TYPE = "phi"
+_START, _STOP = "<START>", "<STOP>"
+
+
+def instance_bounds(
+    sentences: Sequence[tuple[int, int]], per_instance: int, max_tokens: int
+) -> list[tuple[int, int]]:
+    """Token ranges of model instances: up to ``per_instance`` consecutive sentences, at most ``max_tokens``.
+
+    Sentences are grouped greedily in order; a single sentence longer than ``max_tokens`` is cut into
+    pieces of ``max_tokens``.  The ranges cover the sentences' tokens in order, without overlap.
+    """
+    if per_instance < 1 or max_tokens < 1:
+        raise ValueError("per_instance and max_tokens must be at least 1")
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(sentences):
+        begin, end = sentences[i]
+        k = 1
+        while k < per_instance and i + k < len(sentences) and sentences[i + k][1] - begin <= max_tokens:
+            end = sentences[i + k][1]
+            k += 1
+        out.extend((a, min(a + max_tokens, end)) for a in range(begin, end, max_tokens))
+        i += k
+    return out
+
+
+@contextlib.contextmanager
+def _torch_threads(n_threads: int | None) -> Iterator[None]:
+    import torch
+
+    previous = torch.get_num_threads()
+    if n_threads:
+        torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@contextlib.contextmanager
+def _quiet_flair(verbose: bool) -> Iterator[None]:
+    logger = logging.getLogger("flair")
+    previous = logger.level
+    if not verbose:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
+class BiLSTMCRFTagger:
+    """A BiLSTM-CRF sequence tagger with locally trained word vectors and character embeddings.
+
+    Parameters
+    ----------
+    hidden_size : size of each direction of the BiLSTM.
+    word_dim : dimension of the gensim word vectors (0 leaves word vectors out).
+    word_method : ``"fasttext"`` or ``"word2vec"``.
+    word_epochs : epochs of word-vector training.
+    char_dim, char_hidden_size : the character BiLSTM word encoder (``char_hidden_size=0`` leaves it out).
+    char_lm : also train a forward and a backward character language model on the texts and stack their
+        contextual embeddings (slow on CPU; off by default).
+    char_lm_hidden_size, char_lm_epochs : size and training length of those language models.
+    sentences_per_instance, max_instance_tokens : how sentences are grouped into one model input.
+    max_epochs, mini_batch_size, learning_rate, optimizer : training with Flair's ``ModelTrainer``
+        (``optimizer`` is ``"sgd"`` or ``"adam"``); the learning rate is annealed on the training loss.
+    word_dropout, locked_dropout : Flair's regularisation of the embeddings.
+    seed : seeds Python, numpy and torch (and gensim) for a reproducible model.
+    n_threads : torch threads used in ``fit`` and prediction (restored afterwards; ``None`` keeps them).
+    predict_batch_size : instances per forward pass at prediction time.
+    verbose : let Flair log its training progress.
+
+    Fitted attributes: ``labels_`` (BIO labels, ``"O"`` first), ``model_`` (the Flair ``SequenceTagger``),
+    ``n_train_instances_``, ``train_seconds_``.
+    """
+
+    def __init__(
+        self,
+        *,
+        hidden_size: int = 128,
+        word_dim: int = 64,
+        word_method: str = "fasttext",
+        word_epochs: int = 10,
+        char_dim: int = 25,
+        char_hidden_size: int = 25,
+        char_lm: bool = False,
+        char_lm_hidden_size: int = 128,
+        char_lm_epochs: int = 2,
+        sentences_per_instance: int = 3,
+        max_instance_tokens: int = 150,
+        max_epochs: int = 10,
+        mini_batch_size: int = 16,
+        learning_rate: float = 0.1,
+        optimizer: str = "sgd",
+        word_dropout: float = 0.05,
+        locked_dropout: float = 0.5,
+        seed: int = 0,
+        n_threads: int | None = 1,
+        predict_batch_size: int = 64,
+        verbose: bool = False,
+    ) -> None:
+        self.hidden_size = hidden_size
+        self.word_dim = word_dim
+        self.word_method = word_method
+        self.word_epochs = word_epochs
+        self.char_dim = char_dim
+        self.char_hidden_size = char_hidden_size
+        self.char_lm = char_lm
+        self.char_lm_hidden_size = char_lm_hidden_size
+        self.char_lm_epochs = char_lm_epochs
+        self.sentences_per_instance = sentences_per_instance
+        self.max_instance_tokens = max_instance_tokens
+        self.max_epochs = max_epochs
+        self.mini_batch_size = mini_batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.word_dropout = word_dropout
+        self.locked_dropout = locked_dropout
+        self.seed = seed
+        self.n_threads = n_threads
+        self.predict_batch_size = predict_batch_size
+        self.verbose = verbose
+
+    # ----------------------------------------------------------------- parameters
+
+    def get_params(self) -> dict[str, Any]:
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
+
+    def set_params(self, **params: Any) -> "BiLSTMCRFTagger":
+        valid = self.get_params()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"unknown parameter {name!r} for {type(self).__name__}")
+            setattr(self, name, value)
+        return self
+
+    # ----------------------------------------------------------------- training
+
+    def fit(self, docs: Sequence[Document], unlabelled: Sequence[Document] | None = None) -> "BiLSTMCRFTagger":
+        """Train embeddings on ``docs`` (and ``unlabelled``, if given) and the tagger on ``docs``' spans."""
+        import flair
+        import torch
+        from flair.data import Corpus, Dictionary
+        from flair.datasets import FlairDatapointDataset
+        from flair.models import SequenceTagger
+        from flair.trainers import ModelTrainer
+
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"unknown optimizer {self.optimizer!r}; use 'sgd' or 'adam'")
+        types = sorted({span.label for doc in docs for span in doc.spans})
+        if not types:
+            raise ValueError("the training documents contain no labelled spans; label at least one first")
+
+        started = time.perf_counter()
+        with _torch_threads(self.n_threads), _quiet_flair(self.verbose):
+            flair.set_seed(self.seed)
+            tokenised = [tokenize(doc.text) for doc in docs]
+            pool = list(unlabelled or ())
+            pool_tokens = [tokenize(doc.text) for doc in pool]
+
+            stack = self._build_embeddings(
+                texts=[doc.text for doc in docs] + [doc.text for doc in pool],
+                token_texts=[[t.text for t in toks] for toks in tokenised + pool_tokens],
+            )
+            instances = []
+            for doc, tokens in zip(docs, tokenised):
+                instances.extend(self._labelled_instances(doc, tokens))
+
+            tag_dictionary = Dictionary(add_unk=False)
+            for label in types:
+                tag_dictionary.add_item(label)
+            tag_dictionary.span_labels = True
+
+            flair.set_seed(self.seed)
+            model = SequenceTagger(
+                embeddings=stack,
+                tag_dictionary=tag_dictionary,
+                tag_type=_TAG_TYPE,
+                tag_format="BIO",
+                use_crf=True,
+                hidden_size=self.hidden_size,
+                word_dropout=self.word_dropout,
+                locked_dropout=self.locked_dropout,
+                allow_unk_predictions=False,
+            )
+            corpus = Corpus(
+                train=FlairDatapointDataset(instances), dev=None, test=None, sample_missing_splits=False
+            )
+            trainer = ModelTrainer(model, corpus)
+            with tempfile.TemporaryDirectory(prefix="bilstm-crf-") as base_path:
+                trainer.train(
+                    base_path,
+                    learning_rate=self.learning_rate,
+                    mini_batch_size=self.mini_batch_size,
+                    max_epochs=self.max_epochs,
+                    optimizer=torch.optim.Adam if self.optimizer == "adam" else torch.optim.SGD,
+                    shuffle=True,
+                    use_final_model_for_eval=True,
+                    save_final_model=False,
+                    create_file_logs=False,
+                    create_loss_file=False,
+                    embeddings_storage_mode="cpu",
+                    min_learning_rate=1e-3 if self.optimizer == "sgd" else 1e-6,
+                )
+            for sentence in instances:
+                sentence.clear_embeddings()
+            model.eval()
+
+        self.labels_ = bio_labels(types)
+        self.model_ = model
+        self.n_train_instances_ = len(instances)
+        self.train_seconds_ = time.perf_counter() - started
+        return self
+
+    def _build_embeddings(self, *, texts: list[str], token_texts: list[list[str]]):
+        from flair.embeddings import StackedEmbeddings
+
+        parts = []
+        if self.word_dim > 0:
+            vectors = local_embeddings.train_word_vectors(
+                token_texts, dim=self.word_dim, method=self.word_method, epochs=self.word_epochs, seed=self.seed
+            )
+            parts.append(local_embeddings.word_embeddings(vectors))
+        if self.char_hidden_size > 0:
+            parts.append(
+                local_embeddings.character_embeddings(
+                    texts, char_dim=self.char_dim, hidden_size=self.char_hidden_size
+                )
+            )
+        if self.char_lm:
+            for forward in (True, False):
+                lm = local_embeddings.train_char_language_model(
+                    texts,
+                    forward=forward,
+                    hidden_size=self.char_lm_hidden_size,
+                    max_epochs=self.char_lm_epochs,
+                    seed=self.seed,
+                )
+                parts.append(local_embeddings.char_lm_embeddings(lm))
+        if not parts:
+            raise ValueError("no embeddings: set word_dim, char_hidden_size or char_lm")
+        return StackedEmbeddings(parts)
+
+    def _instances(self, text: str, tokens: list[Token]) -> list[tuple[int, int]]:
+        return instance_bounds(sentence_bounds(text, tokens), self.sentences_per_instance, self.max_instance_tokens)
+
+    @staticmethod
+    def _flair_sentence(tokens: Sequence[Token]):
+        from flair.data import Sentence
+        from flair.data import Token as FlairToken
+
+        base = tokens[0].start
+        flair_tokens = [
+            FlairToken(
+                tok.text,
+                start_position=tok.start - base,
+                whitespace_after=(tokens[k + 1].start - tok.end) if k + 1 < len(tokens) else 0,
+            )
+            for k, tok in enumerate(tokens)
+        ]
+        return Sentence(flair_tokens)
+
+    def _labelled_instances(self, doc: Document, tokens: list[Token]):
+        tags, _ = spans_to_bio(tokens, doc.spans)
+        out = []
+        for a, b in self._instances(doc.text, tokens):
+            piece = tokens[a:b]
+            sentence = self._flair_sentence(piece)
+            index_of_start = {tok.start: k for k, tok in enumerate(piece)}
+            index_of_end = {tok.end: k for k, tok in enumerate(piece)}
+            for span in bio_to_spans(piece, tags[a:b]):
+                first, last = index_of_start[span.start], index_of_end[span.end]
+                sentence[first : last + 1].add_label(_TAG_TYPE, span.label)
+            out.append(sentence)
+        return out
+
+    # ----------------------------------------------------------------- prediction
+
+    def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
+        """Spans of the most probable (Viterbi) tag sequence of each document."""
+        return [spans for spans, _ in self._run(docs, viterbi=True, marginals=False)]
+
+    def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """Per document, P(label | text) for every token (rows sum to 1, columns in ``labels_`` order)."""
+        return [marg for _, marg in self._run(docs, viterbi=False, marginals=True)]
+
+    def predict_with_marginals(self, docs: Sequence[Document]) -> list[tuple[list[Span], np.ndarray]]:
+        """Viterbi spans and marginals from one forward pass per instance."""
+        return self._run(docs, viterbi=True, marginals=True)
+
+    def crf_potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(transition, start, end)`` over ``labels_`` in the orientation of ``forward_backward``.
+
+        ``transition[i, j]`` scores label i followed by label j; ``start``/``end`` score the first/last label.
+        """
+        self._check_fitted()
+        trans = self.model_.crf.transitions.detach().cpu().double().numpy()
+        idx = self._label_columns()
+        dictionary = self.model_.label_dictionary
+        start_idx = dictionary.get_idx_for_item(_START)
+        stop_idx = dictionary.get_idx_for_item(_STOP)
+        transition = trans[np.ix_(idx, idx)].T
+        start = trans[idx, start_idx]
+        end = trans[stop_idx, idx]
+        return transition, start, end
+
+    def _label_columns(self) -> np.ndarray:
+        dictionary = self.model_.label_dictionary
+        columns = []
+        for label in self.labels_:
+            if label.encode("utf-8") not in dictionary.item2idx:
+                raise RuntimeError(f"label {label!r} missing from the model's tag dictionary")
+            columns.append(dictionary.get_idx_for_item(label))
+        return np.asarray(columns)
+
+    def emissions(self, docs: Sequence[Document]) -> list[list[np.ndarray]]:
+        """Per document, per instance, the emission scores (tokens x ``labels_``) of the network."""
+        return [[e for _, e in doc_em] for doc_em in self._forward(docs)[1]]
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
+
+    def _forward(self, docs: Sequence[Document], viterbi: bool = False):
+        """Run the network over every instance of ``docs``.
+
+        Returns the tokens of each document and, per document, ``[(token range, emissions), ...]`` with
+        emissions already reordered to ``labels_``; with ``viterbi`` also Flair's decoded tags per instance.
+        """
+        import torch
+
+        self._check_fitted()
+        model = self.model_
+        model.eval()
+        columns = self._label_columns()
+        doc_tokens = [tokenize(doc.text) for doc in docs]
+        jobs = []  # (doc index, (a, b), sentence)
+        for d, (doc, tokens) in enumerate(zip(docs, doc_tokens)):
+            for a, b in self._instances(doc.text, tokens):
+                jobs.append((d, (a, b), self._flair_sentence(tokens[a:b])))
+        # Longest first, as the packed BiLSTM needs lengths in decreasing order within a batch.
+        order = sorted(range(len(jobs)), key=lambda k: len(jobs[k][2]), reverse=True)
+        emissions: dict[int, np.ndarray] = {}
+        decoded: dict[int, list[str]] = {}
+
+        captured: dict[str, torch.Tensor] = {}
+        handle = model.crf.register_forward_hook(lambda _m, inputs, _o: captured.__setitem__("e", inputs[0]))
+        try:
+            with _torch_threads(self.n_threads), torch.no_grad():
+                for lo in range(0, len(order), self.predict_batch_size):
+                    batch_ids = order[lo : lo + self.predict_batch_size]
+                    batch = [jobs[k][2] for k in batch_ids]
+                    sentence_tensor, lengths = model._prepare_tensors(batch)
+                    scores = model.forward(sentence_tensor, lengths)
+                    em = captured["e"].detach().cpu().double().numpy()
+                    for row, k in enumerate(batch_ids):
+                        emissions[k] = em[row, : int(lengths[row]), :][:, columns]
+                    if viterbi:
+                        tags, _ = model.viterbi_decoder.decode(scores, False, batch)
+                        for row, k in enumerate(batch_ids):
+                            decoded[k] = [tag for tag, _ in tags[row]]
+                    for sentence in batch:
+                        sentence.clear_embeddings()
+        finally:
+            handle.remove()
+
+        per_doc: list[list[tuple[tuple[int, int], np.ndarray]]] = [[] for _ in docs]
+        tags_per_doc: list[list[tuple[tuple[int, int], list[str]]]] = [[] for _ in docs]
+        for k, (d, bounds, _) in enumerate(jobs):
+            per_doc[d].append((bounds, emissions[k]))
+            if viterbi:
+                tags_per_doc[d].append((bounds, decoded[k]))
+        return doc_tokens, per_doc, tags_per_doc
+
+    def _run(self, docs: Sequence[Document], *, viterbi: bool, marginals: bool):
+        doc_tokens, per_doc, tags_per_doc = self._forward(docs, viterbi=viterbi)
+        n_labels = len(self.labels_)
+        out = []
+        if marginals:
+            transition, start, end = self.crf_potentials()
+        for d, tokens in enumerate(doc_tokens):
+            spans: list[Span] = []
+            if viterbi:
+                tags = ["O"] * len(tokens)
+                for (a, b), inst_tags in tags_per_doc[d]:
+                    tags[a:b] = inst_tags
+                spans = bio_to_spans(tokens, tags)
+            marg = np.zeros((len(tokens), n_labels))
+            if marginals and per_doc[d]:
+                pieces = per_doc[d]
+                longest = max(e.shape[0] for _, e in pieces)
+                unary = np.zeros((len(pieces), longest, n_labels))
+                lengths = np.zeros(len(pieces), dtype=np.int64)
+                for i, (_, e) in enumerate(pieces):
+                    unary[i, : e.shape[0]] = e
+                    lengths[i] = e.shape[0]
+                post = forward_backward_batch(unary, lengths, transition, start, end)
+                for i, ((a, b), _) in enumerate(pieces):
+                    marg[a:b] = post[i, : b - a]
+            out.append((spans, marg))
+        return out
+
+    # ----------------------------------------------------------------- persistence
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        model = state.pop("model_", None)
+        if model is not None:
+            buffer = io.BytesIO()
+            import torch
+
+            torch.save(model._get_state_dict(), buffer, pickle_protocol=4)
+            state["model_bytes_"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        blob = state.pop("model_bytes_", None)
+        self.__dict__.update(state)
+        if blob is not None:
+            import torch
+            from flair.models import SequenceTagger
+
+            model_state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
+            self.model_ = SequenceTagger.load(model_state)
+            self.model_.eval()
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted tagger (parameters, labels and network) to one file."""
+        import pickle
+
+        Path(path).write_bytes(pickle.dumps(self, protocol=4))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "BiLSTMCRFTagger":
+        """Read a tagger written by :meth:`save`."""
+        import pickle
+
+        obj = pickle.loads(Path(path).read_bytes())
+        if not isinstance(obj, cls):
+            raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}")
+        return obj

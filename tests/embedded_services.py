@@ -1,0 +1,23 @@
+"""pytest plugin: start the embedded PostgreSQL and Redis before Django's settings are read.
+
+Loaded with ``-p tests.embedded_services`` (see pyproject.toml). Services this plugin started are stopped
+when the session ends; ones that were already running (``./deidloop up`` in another terminal) are left alone.
+"""
+from __future__ import annotations
+
+import os
+
+_started = None
+
+
+def pytest_load_initial_conftests(early_config, parser, args):
+    global _started
+    from config.embedded import ensure_services
+
+    _started = ensure_services()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+
+def pytest_unconfigure(config):
+    if _started is not None:
+        _started.stop()
