@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 _started = None
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     global _started
     from config.embedded import ensure_services

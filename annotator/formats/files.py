@@ -94,14 +94,17 @@ def _megabytes(n: int) -> str:
 
 
 def decode_text(data: bytes, source: Source) -> str:
-    """``data`` as UTF-8, or a FormatError on the line of the first NUL byte or undecodable byte."""
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise source.error(data.count(b"\n", 0, nul) + 1, "is not UTF-8 text (binary file?)")
+    """``data`` as UTF-8, or a FormatError on the line of the first NUL byte or undecodable byte.
+
+    NUL is valid UTF-8 but never occurs in text; it is what UTF-16 files and binaries are full of."""
+    bad = data.find(b"\x00")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise source.error(data.count(b"\n", 0, exc.start) + 1, "is not UTF-8 text (binary file?)") from None
+        bad = exc.start if bad < 0 else min(bad, exc.start)
+    if bad >= 0:
+        raise source.error(data.count(b"\n", 0, bad) + 1, "is not UTF-8 text (binary file?)")
+    return text
 
 
 def sources(path: Path, suffixes: Iterable[str], *, what: str) -> list[Source]:

@@ -76,7 +76,7 @@ def test_brat_single_file_reads_its_pair(meddocan_dev):
 
     assert by_txt == by_ann
     assert len(by_txt) == 1
-    assert len(by_txt[0].spans) == 15
+    assert len(by_txt[0].spans) == 17  # the 17 T lines of the .ann
 
 
 # --- WNUT-17 ----------------------------------------------------------------------------------------
