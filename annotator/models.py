@@ -85,7 +85,8 @@ class Document(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.POOL)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.POOL)
-    n_tokens = models.PositiveIntegerField(default=0)
+    # Counted when the document is first tokenized for a model or the workbench, not at import.
+    n_tokens = models.PositiveIntegerField(null=True, blank=True)
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -18,7 +18,7 @@ import random
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 from faker import Faker
 
@@ -39,10 +39,17 @@ def generate_notes(n: int, *, seed: int = 0, language: str = "es") -> list[Docum
     faker = Faker(FAKER_LOCALES[language])
     faker.seed_instance(seed)
     rng = random.Random(seed)
-    composer_class = _SpanishNote if language == "es" else _EnglishNote
+    if language == "es":
+        def new_note() -> _Composer:
+            return _SpanishNote(rng=rng, faker=faker)
+    else:
+        vocabulary = _EnglishVocabulary.from_faker(faker)
+
+        def new_note() -> _Composer:
+            return _EnglishNote(rng=rng, faker=faker, vocabulary=vocabulary)
     notes = []
     for index in range(n):
-        composer = composer_class(rng=rng, faker=faker)
+        composer = new_note()
         notes.append(composer.compose(name=f"synthetic-{language}-{seed}-{index:05d}",
                                       meta={"source": "synthetic", "language": language, "seed": seed,
                                             "index": index}))
@@ -77,21 +84,32 @@ class _NoteWriter:
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
+_LITERAL, _NUMBER, _METHOD = 0, 1, 2
+
+
 @dataclass(frozen=True, slots=True)
 class _Template:
-    """A sentence with ``{slot}`` holes, split once: literals at even positions, slot names at odd ones."""
+    """A sentence with ``{slot}`` holes, split once into steps: a literal, a numeric filler or a slot method."""
 
-    parts: tuple[str, ...]
+    steps: tuple[tuple[int, object], ...]
     words: int
 
 
-def _compile(template: str, slots: Callable[[str], bool]) -> _Template:
-    parts = tuple(_SLOT.split(template))
-    for name in parts[1::2]:
-        if not slots(name):
-            raise LookupError(f"synthetic note template uses an unknown slot {{{name}}}: {template!r}")
+def _compile(template: str, composer: type["_Composer"]) -> _Template:
+    parts = _SLOT.split(template)
+    steps: list[tuple[int, object]] = []
+    for position, part in enumerate(parts):
+        if position % 2 == 0:
+            if part:
+                steps.append((_LITERAL, part))
+        elif part in composer.NUMBERS:
+            steps.append((_NUMBER, composer.NUMBERS[part]))
+        elif callable(getattr(composer, "_s_" + part, None)):
+            steps.append((_METHOD, "_s_" + part))
+        else:
+            raise LookupError(f"synthetic note template uses an unknown slot {{{part}}}: {template!r}")
     literal_words = sum(len(text.split()) for text in parts[0::2])
-    return _Template(parts=parts, words=literal_words + 2 * (len(parts) // 2))
+    return _Template(steps=tuple(steps), words=literal_words + 2 * (len(parts) // 2))
 
 
 def _ascii(text: str) -> str:
@@ -126,24 +144,18 @@ class _Composer:
         self.w = _NoteWriter()
 
     @classmethod
-    def has_slot(cls, name: str) -> bool:
-        return name in cls.NUMBERS or callable(getattr(cls, "_s_" + name, None))
-
-    @classmethod
     def compile_all(cls, templates: Sequence[str]) -> tuple[_Template, ...]:
-        return tuple(_compile(template, cls.has_slot) for template in templates)
+        return tuple(_compile(template, cls) for template in templates)
 
     def render(self, template: _Template) -> None:
-        w = self.w
-        parts = template.parts
-        for position, part in enumerate(parts):
-            if position % 2 == 0:
-                if part:
-                    w.text(part)
-            elif part in self.NUMBERS:
-                w.text(self._number(*self.NUMBERS[part]))
+        text = self.w.text
+        for kind, value in template.steps:
+            if kind == _LITERAL:
+                text(value)
+            elif kind == _NUMBER:
+                text(self._number(*value))
             else:
-                getattr(self, "_s_" + part)()
+                getattr(self, value)()
 
     def render_paragraph(self, templates: Sequence[_Template]) -> None:
         for position, template in enumerate(templates):
@@ -160,30 +172,30 @@ class _Composer:
     def _digits(self, count: int) -> str:
         return str(self.rng.randrange(10 ** (count - 1), 10 ** count))
 
-    def _plan(self, sections: Sequence[tuple[Sequence[_Template], int]], words_left: int) -> list[list[_Template]]:
-        """Pick sentences per section: each section's minimum, then more at random until the words run out.
+    def _plan(self, sections: Sequence[tuple[Sequence[_Template], int, int]], words: int) -> list[list[_Template]]:
+        """Pick sentences per section: its minimum, then more at random (up to its maximum) until ``words``.
 
         Chosen sentences keep the order of their pool, so a pool written in narrative order reads in order.
         """
         rng = self.rng
         chosen: list[list[int]] = []
         spare: list[list[int]] = []
-        for pool, minimum in sections:
+        for pool, minimum, maximum in sections:
             order = list(range(len(pool)))
             rng.shuffle(order)
             take = min(minimum, len(pool))
             chosen.append(order[:take])
-            spare.append(order[take:])
-            words_left -= sum(pool[i].words for i in order[:take])
+            spare.append(order[take:min(maximum, len(pool))])
+            words -= sum(pool[i].words for i in order[:take])
         open_sections = [index for index, rest in enumerate(spare) if rest]
-        while words_left > 0 and open_sections:
+        while words > 0 and open_sections:
             section = rng.choice(open_sections)
             pick = spare[section].pop()
             chosen[section].append(pick)
-            words_left -= sections[section][0][pick].words
+            words -= sections[section][0][pick].words
             if not spare[section]:
                 open_sections.remove(section)
-        return [[pool[i] for i in sorted(indices)] for (pool, _minimum), indices in zip(sections, chosen)]
+        return [[pool[i] for i in sorted(indices)] for (pool, _low, _high), indices in zip(sections, chosen)]
 
     def _date_between(self, start: dt.date, end: dt.date) -> dt.date:
         if end <= start:
@@ -205,7 +217,7 @@ _PROVINCIAS: dict[str, tuple[str, str]] = {
     "Almería": ("04", "Almería"), "Ávila": ("05", "Ávila"), "Badajoz": ("06", "Badajoz"),
     "Baleares": ("07", "Palma de Mallorca"), "Barcelona": ("08", "Barcelona"), "Burgos": ("09", "Burgos"),
     "Cáceres": ("10", "Cáceres"), "Cádiz": ("11", "Cádiz"), "Castellón": ("12", "Castellón de la Plana"),
-    "Ciudad": ("13", "Ciudad Real"), "Ciudad Real": ("13", "Ciudad Real"), "Córdoba": ("14", "Córdoba"),
+    "Ciudad Real": ("13", "Ciudad Real"), "Córdoba": ("14", "Córdoba"),
     "La Coruña": ("15", "A Coruña"), "Cuenca": ("16", "Cuenca"), "Girona": ("17", "Girona"),
     "Granada": ("18", "Granada"), "Guadalajara": ("19", "Guadalajara"), "Guipúzcoa": ("20", "San Sebastián"),
     "Huelva": ("21", "Huelva"), "Huesca": ("22", "Huesca"), "Jaén": ("23", "Jaén"), "León": ("24", "León"),
@@ -254,8 +266,10 @@ _BARRIOS = ("Los Olivos", "La Chopera", "Las Fuentes", "El Ensanche", "Barrio de
             "Valdezarza", "San Lorenzo", "La Florida", "El Castillo", "Santa Ana", "Las Delicias", "El Parque",
             "La Paloma", "Los Rosales", "Miraflores", "Vallehermoso", "Huerta del Rey")
 
-_SERVICIOS = ("Medicina Interna", "Urgencias", "Cirugía General", "Radiología", "Anatomía Patológica",
-              "Medicina Intensiva", "Anestesiología", "Rehabilitación")
+_SERVICIOS_APOYO = ("Medicina Interna", "Medicina Intensiva", "Cirugía General", "Oncología Médica",
+                    "Radiología Intervencionista", "Cirugía Vascular", "Cuidados Paliativos")
+_SERVICIOS_APOYO_NINO = ("Cuidados Intensivos Pediátricos", "Cirugía Pediátrica", "Cardiología Pediátrica",
+                         "Infectología Pediátrica")
 
 # (singular noun, feminine?) — relatives as MEDDOCAN labels them: the noun, without the article.
 _FAMILIARES_ADULTO = (("madre", True), ("padre", False), ("hermano", False), ("hermana", True),
@@ -285,266 +299,418 @@ _ENFERMEDADES_FAMILIARES = ("cáncer de colon", "cardiopatía isquémica", "diab
 
 @dataclass(frozen=True)
 class _Case:
-    """One clinical picture: its service, who it fits, and the sentences it contributes to each section."""
+    """One clinical picture: the sentences it contributes to each section of the report, and whom it fits.
+
+    ``ages`` are years; a case whose ages start at 0 is a case of infants, whose age is written in months.
+    """
 
     servicio: str
     motivos: tuple[str, ...]
-    actual: tuple[str, ...]
-    exploracion: tuple[str, ...]
-    pruebas: tuple[str, ...]
-    diagnosticos: tuple[str, ...]
-    tratamiento: tuple[str, ...]
-    evolucion: tuple[str, ...]
+    diagnostico: str
+    actual: tuple[str, ...] = ()
+    exploracion: tuple[str, ...] = ()
+    pruebas: tuple[str, ...] = ()
+    tratamiento: tuple[str, ...] = ()
+    evolucion: tuple[str, ...] = ()
     sexes: str = "HM"
     ages: tuple[int, int] = (18, 92)
 
 
 _CASES_ES = (
     _Case(
-        servicio="Urología", sexes="H", ages=(40, 92),
-        motivos=("hematuria macroscópica indolora", "un síndrome miccional de varios meses de evolución",
-                 "dolor lumbar derecho de características cólicas"),
-        actual=("Refiere {dias} días de hematuria total con coágulos, sin fiebre ni clínica miccional asociada.",
-                "Presenta además nicturia de tres episodios y disminución de la fuerza del chorro miccional."),
-        exploracion=("El tacto rectal muestra una próstata aumentada de tamaño, de consistencia elástica y sin nódulos.",
-                     "La puñopercusión renal es negativa de forma bilateral."),
+        servicio="Urología", ages=(45, 90), diagnostico="carcinoma urotelial de vejiga",
+        motivos=("hematuria macroscópica indolora", "hematuria con coágulos"),
+        actual=("Refiere {dias} días de hematuria total, sin fiebre ni clínica miccional asociada.",),
+        exploracion=("La exploración abdominal y genital es normal.",),
         pruebas=("La citología urinaria fue positiva para células de alto grado.",
                  "En la ecografía se observa una lesión exofítica de {tam} cm en la cara lateral derecha de la vejiga.",
-                 "El PSA total era de {psa} ng/ml.",
                  "La urografía por TC descarta lesiones en el tracto urinario superior."),
-        diagnosticos=("carcinoma urotelial de vejiga", "hiperplasia benigna de próstata",
-                      "litiasis ureteral derecha obstructiva"),
         tratamiento=("Se realiza resección transuretral de la lesión el {fecha}, sin incidencias.",
-                     "Se pautan instilaciones endovesicales semanales con BCG durante seis semanas.",
-                     "Se coloca un catéter doble J y se inicia tratamiento con tamsulosina 0,4 mg al día."),
+                     "Se pautan instilaciones endovesicales semanales con BCG durante seis semanas."),
         evolucion=("La anatomía patológica informa de carcinoma urotelial papilar de bajo grado sin infiltración de la lámina propia.",
                    "La cistoscopia de control del {fecha_control} no mostró signos de recidiva."),
     ),
     _Case(
-        servicio="Cardiología",
-        motivos=("dolor torácico opresivo irradiado al brazo izquierdo", "palpitaciones y mareo",
-                 "disnea de esfuerzo progresiva hasta hacerse de mínimos esfuerzos"),
-        actual=("El dolor comenzó en reposo, se acompañaba de sudoración profusa y náuseas y duró unos {minutos} minutos.",
-                "En las últimas semanas refiere ortopnea de dos almohadas y edemas maleolares vespertinos."),
-        exploracion=("Presenta ingurgitación yugular a 45 grados y crepitantes en ambas bases pulmonares.",
-                     "Se ausculta un soplo sistólico eyectivo II/VI en foco aórtico."),
-        pruebas=("El electrocardiograma mostró elevación del segmento ST en las derivaciones inferiores.",
-                 "La troponina T ultrasensible alcanzó un pico de {troponina} ng/l.",
-                 "El ecocardiograma transtorácico objetivó una fracción de eyección del ventrículo izquierdo del {fevi} %.",
-                 "El registro Holter de 24 horas detectó rachas de fibrilación auricular paroxística."),
-        diagnosticos=("infarto agudo de miocardio inferior", "insuficiencia cardiaca descompensada",
-                      "fibrilación auricular de reciente comienzo", "estenosis aórtica grave"),
-        tratamiento=("Se realizó coronariografía urgente, que mostró una oclusión de la coronaria derecha tratada con un stent farmacoactivo.",
-                     "Se inició tratamiento con ácido acetilsalicílico 100 mg, ticagrelor 90 mg cada 12 horas y atorvastatina 80 mg.",
-                     "Se pautó furosemida intravenosa con buena respuesta diurética.",
-                     "Se inició anticoagulación con apixabán 5 mg cada 12 horas."),
-        evolucion=("Fue incluid{o} en el programa de rehabilitación cardiaca del {hospital}.",
-                   "En la consulta del {fecha_control} se encontraba en clase funcional I de la NYHA."),
+        servicio="Urología", sexes="H", ages=(55, 90), diagnostico="hiperplasia benigna de próstata",
+        motivos=("un síndrome miccional de varios meses de evolución", "retención aguda de orina"),
+        actual=("Refiere nicturia de tres episodios, polaquiuria y disminución de la fuerza del chorro miccional.",),
+        exploracion=("El tacto rectal muestra una próstata aumentada de tamaño, de consistencia elástica y sin nódulos.",),
+        pruebas=("El PSA total era de {psa} ng/ml.",
+                 "La ecografía mostró una próstata de {volumen} cc con un residuo postmiccional de {residuo} ml.",
+                 "La flujometría mostró un flujo máximo de {flujo} ml/s."),
+        tratamiento=("Se inició tratamiento con tamsulosina 0,4 mg y dutasterida 0,5 mg al día.",
+                     "Ante la persistencia de los síntomas se realizó una enucleación prostática con láser el {fecha}."),
+        evolucion=("En la revisión del {fecha_control} refería una clara mejoría del chorro miccional.",),
     ),
     _Case(
-        servicio="Neumología",
-        motivos=("fiebre y tos con expectoración purulenta", "disnea súbita y dolor torácico de tipo pleurítico",
-                 "hemoptisis de pequeña cuantía"),
-        actual=("El cuadro se inició hace {dias} días con malestar general, escalofríos y tos seca.",
-                "Refiere haber realizado un viaje en autobús de más de diez horas la semana previa."),
-        exploracion=("En la auscultación pulmonar se aprecian crepitantes en la base derecha.",
-                     "Está taquipneico a {fr} respiraciones por minuto, con uso de musculatura accesoria."),
+        servicio="Urología", ages=(25, 70), diagnostico="litiasis ureteral derecha obstructiva",
+        motivos=("dolor lumbar derecho de características cólicas",),
+        actual=("El dolor se irradia a la fosa iliaca y a los genitales, y se acompaña de náuseas y vómitos.",),
+        exploracion=("La puñopercusión renal derecha es positiva.",),
+        pruebas=("El sedimento urinario mostró microhematuria.",
+                 "La TC abdominal sin contraste identificó una litiasis de {tam_mm} mm en el uréter proximal derecho con ureterohidronefrosis leve."),
+        tratamiento=("Se colocó un catéter doble J de forma urgente.",
+                     "Se realizó una ureteroscopia con fragmentación láser de la litiasis el {fecha}."),
+        evolucion=("El análisis del cálculo mostró oxalato cálcico monohidrato.",),
+    ),
+    _Case(
+        servicio="Cardiología", ages=(40, 90), diagnostico="infarto agudo de miocardio inferior",
+        motivos=("dolor torácico opresivo irradiado al brazo izquierdo",),
+        actual=("El dolor comenzó en reposo, se acompañaba de sudoración profusa y náuseas y duró unos {minutos} minutos.",),
+        exploracion=("La auscultación cardiaca es rítmica y sin soplos, sin signos de insuficiencia cardiaca.",),
+        pruebas=("El electrocardiograma mostró elevación del segmento ST en las derivaciones inferiores.",
+                 "La troponina T ultrasensible alcanzó un pico de {troponina} ng/l.",
+                 "El ecocardiograma objetivó una hipocinesia inferior con una fracción de eyección del {fevi} %."),
+        tratamiento=("Se realizó coronariografía urgente, que mostró una oclusión de la coronaria derecha tratada con un stent farmacoactivo.",
+                     "Se inició tratamiento con ácido acetilsalicílico 100 mg, ticagrelor 90 mg cada 12 horas y atorvastatina 80 mg."),
+        evolucion=("Fue incluid{o} en el programa de rehabilitación cardiaca del {hospital}.",
+                   "En la consulta del {fecha_control} se encontraba asintomátic{o} y en clase funcional I de la NYHA."),
+    ),
+    _Case(
+        servicio="Cardiología", ages=(60, 95), diagnostico="insuficiencia cardiaca descompensada",
+        motivos=("disnea de esfuerzo progresiva hasta hacerse de mínimos esfuerzos",),
+        actual=("En las últimas semanas refiere ortopnea de dos almohadas y edemas maleolares vespertinos.",),
+        exploracion=("Presenta ingurgitación yugular a 45 grados, crepitantes en ambas bases pulmonares y edemas con fóvea.",),
+        pruebas=("El NT-proBNP era de {ntprobnp} pg/ml.",
+                 "La radiografía de tórax mostró cardiomegalia y redistribución vascular.",
+                 "El ecocardiograma transtorácico objetivó una fracción de eyección del ventrículo izquierdo del {fevi} %."),
+        tratamiento=("Se pautó furosemida intravenosa con buena respuesta diurética.",
+                     "Al alta se inició sacubitrilo-valsartán y bisoprolol en dosis crecientes."),
+        evolucion=("En la consulta del {fecha_control} había recuperado su peso seco y se encontraba en clase funcional II.",),
+    ),
+    _Case(
+        servicio="Cardiología", ages=(45, 90), diagnostico="fibrilación auricular de reciente comienzo",
+        motivos=("palpitaciones y mareo",),
+        actual=("Las palpitaciones comenzaron de forma brusca hace {horas} horas, sin dolor torácico ni síncope.",),
+        exploracion=("El pulso es arrítmico a {fc} latidos por minuto.",),
+        pruebas=("El electrocardiograma mostró una fibrilación auricular con respuesta ventricular rápida.",
+                 "La función tiroidea fue normal.",
+                 "El ecocardiograma mostró una aurícula izquierda levemente dilatada sin valvulopatía significativa."),
+        tratamiento=("Se realizó cardioversión eléctrica sincronizada con recuperación del ritmo sinusal.",
+                     "Se inició anticoagulación con apixabán 5 mg cada 12 horas."),
+        evolucion=("El registro Holter del {fecha_control} no mostró recurrencias de la arritmia.",),
+    ),
+    _Case(
+        servicio="Neumología", diagnostico="neumonía adquirida en la comunidad",
+        motivos=("fiebre y tos con expectoración purulenta",),
+        actual=("El cuadro se inició hace {dias} días con malestar general, escalofríos y tos seca.",),
+        exploracion=("En la auscultación pulmonar se aprecian crepitantes en la base derecha.",),
         pruebas=("La radiografía de tórax mostró una consolidación en el lóbulo inferior derecho.",
-                 "La angio-TC pulmonar confirmó defectos de repleción en ambas arterias pulmonares principales.",
-                 "La gasometría arterial basal mostró una pO2 de {po2} mmHg.",
-                 "La antigenuria de neumococo fue positiva."),
-        diagnosticos=("neumonía adquirida en la comunidad", "tromboembolismo pulmonar bilateral",
-                      "agudización grave de EPOC"),
+                 "La antigenuria de neumococo fue positiva.",
+                 "La gasometría arterial basal mostró una pO2 de {po2} mmHg."),
         tratamiento=("Se inició antibioterapia empírica con ceftriaxona 2 g al día y azitromicina 500 mg.",
-                     "Se anticoaguló con enoxaparina a dosis terapéuticas.",
-                     "Precisó oxigenoterapia con gafas nasales a 2 litros por minuto."),
+                     "Precisó oxigenoterapia con gafas nasales a 2 litros por minuto durante los primeros días."),
         evolucion=("La radiografía de control realizada el {fecha_control} mostró la resolución completa del infiltrado.",),
     ),
     _Case(
-        servicio="Aparato Digestivo",
-        motivos=("dolor en hipocondrio derecho e ictericia", "dolor epigástrico intenso irradiado en cinturón",
-                 "rectorragia y cambio del ritmo intestinal"),
-        actual=("Desde hace {dias} días presenta coluria, acolia y prurito generalizado.",
-                "Refiere una pérdida de {kilos} kg de peso en los últimos meses, sin cambios en la dieta."),
-        exploracion=("El abdomen es doloroso a la palpación en el hipocondrio derecho, con signo de Murphy positivo.",
-                     "Se aprecia ictericia cutánea y conjuntival."),
-        pruebas=("La bilirrubina total era de {bilirrubina} mg/dl, con predominio de la fracción directa.",
-                 "La lipasa sérica se elevó hasta {lipasa} U/l.",
-                 "La ecografía abdominal mostró colelitiasis con dilatación de la vía biliar intrahepática.",
-                 "La colonoscopia identificó una lesión estenosante en el colon sigmoide, de la que se tomaron biopsias."),
-        diagnosticos=("coledocolitiasis", "pancreatitis aguda de origen biliar", "adenocarcinoma de colon sigmoide"),
-        tratamiento=("Se realizó una CPRE con esfinterotomía y extracción de cálculos el {fecha}.",
-                     "Se indicó colecistectomía laparoscópica, que se llevó a cabo sin complicaciones.",
-                     "Se practicó una sigmoidectomía laparoscópica con anastomosis primaria."),
-        evolucion=("Tras la intervención toleró la dieta oral y fue dad{o} de alta al quinto día.",
-                   "El estudio de extensión no mostró enfermedad a distancia."),
+        servicio="Neumología", diagnostico="tromboembolismo pulmonar bilateral",
+        motivos=("disnea súbita y dolor torácico de tipo pleurítico",),
+        actual=("Refiere haber realizado un viaje en autobús de más de diez horas la semana previa.",
+                "Presenta además dolor y tumefacción en la pantorrilla izquierda desde hace {dias} días."),
+        exploracion=("Está taquipneic{o} a {fr} respiraciones por minuto, con una saturación basal del {saturacion} %.",),
+        pruebas=("El dímero D estaba elevado.",
+                 "La angio-TC pulmonar confirmó defectos de repleción en ambas arterias pulmonares principales.",
+                 "La ecografía doppler demostró una trombosis venosa profunda poplítea izquierda."),
+        tratamiento=("Se anticoaguló con enoxaparina a dosis terapéuticas y posteriormente con un anticoagulante oral.",),
+        evolucion=("El estudio de trombofilia realizado el {fecha_control} fue negativo.",),
     ),
     _Case(
-        servicio="Neurología",
-        motivos=("pérdida de fuerza en el hemicuerpo derecho y dificultad para hablar",
-                 "cefalea intensa de inicio brusco", "una crisis convulsiva generalizada"),
-        actual=("Los síntomas comenzaron de forma brusca al despertar, unas {horas} horas antes de su llegada.",
-                "No refiere episodios previos de pérdida de conciencia ni traumatismo craneal."),
-        exploracion=("En la exploración neurológica presenta afasia motora y hemiparesia derecha, con una puntuación NIHSS de {nihss}.",
-                     "Las pupilas son isocóricas y normorreactivas, sin rigidez de nuca."),
+        servicio="Neumología", ages=(50, 90), diagnostico="agudización grave de EPOC",
+        motivos=("aumento de su disnea habitual y de la expectoración",),
+        actual=("Refiere aumento del volumen y la purulencia del esputo en los últimos {dias} días.",),
+        exploracion=("En la auscultación se aprecian sibilancias espiratorias difusas y espiración alargada.",),
+        pruebas=("La gasometría arterial mostró una pCO2 de {pco2} mmHg con un pH de {ph}.",
+                 "La radiografía de tórax mostró signos de hiperinsuflación sin condensaciones."),
+        tratamiento=("Se trató con broncodilatadores nebulizados, corticoides sistémicos y antibioterapia.",
+                     "Precisó ventilación mecánica no invasiva durante las primeras 48 horas."),
+        evolucion=("Fue remitid{o} a la consulta monográfica de EPOC del {hospital} para ajustar el tratamiento inhalado.",),
+    ),
+    _Case(
+        servicio="Aparato Digestivo", ages=(30, 90), diagnostico="coledocolitiasis",
+        motivos=("dolor en hipocondrio derecho e ictericia",),
+        actual=("Desde hace {dias} días presenta coluria, acolia y prurito generalizado.",),
+        exploracion=("Presenta ictericia cutánea y conjuntival, con dolor a la palpación en el hipocondrio derecho.",),
+        pruebas=("La bilirrubina total era de {bilirrubina} mg/dl, con predominio de la fracción directa.",
+                 "La ecografía abdominal mostró colelitiasis con dilatación de la vía biliar.",
+                 "La colangiorresonancia confirmó dos cálculos en el colédoco distal."),
+        tratamiento=("Se realizó una CPRE con esfinterotomía y extracción de cálculos el {fecha}.",
+                     "Posteriormente se realizó una colecistectomía laparoscópica sin complicaciones."),
+        evolucion=("Tras la intervención toleró la dieta oral y fue dad{o} de alta al tercer día.",),
+    ),
+    _Case(
+        servicio="Aparato Digestivo", ages=(30, 85), diagnostico="pancreatitis aguda de origen biliar",
+        motivos=("dolor epigástrico intenso irradiado en cinturón",),
+        actual=("El dolor comenzó tras una comida copiosa y se acompañaba de vómitos alimentarios.",),
+        exploracion=("El abdomen es doloroso a la palpación en el epigastrio, sin signos de irritación peritoneal.",),
+        pruebas=("La lipasa sérica se elevó hasta {lipasa} U/l.",
+                 "La TC abdominal a las 72 horas mostró un páncreas edematoso sin necrosis."),
+        tratamiento=("Se pautó fluidoterapia intensiva, analgesia y reintroducción precoz de la dieta oral.",),
+        evolucion=("Se realizó una colecistectomía programada el {fecha_control}.",),
+    ),
+    _Case(
+        servicio="Aparato Digestivo", ages=(45, 90), diagnostico="adenocarcinoma de colon sigmoide",
+        motivos=("rectorragia y cambio del ritmo intestinal",),
+        actual=("Refiere una pérdida de {kilos} kg de peso en los últimos meses, sin cambios en la dieta.",),
+        exploracion=("El tacto rectal no mostró masas ni restos hemáticos.",),
+        pruebas=("La colonoscopia identificó una lesión estenosante en el colon sigmoide, de la que se tomaron biopsias.",
+                 "El antígeno carcinoembrionario era de {cea} ng/ml.",
+                 "La TC toracoabdominal no mostró enfermedad a distancia."),
+        tratamiento=("Se practicó una sigmoidectomía laparoscópica con anastomosis primaria el {fecha}.",
+                     "Tras la cirugía recibió quimioterapia adyuvante con capecitabina y oxaliplatino."),
+        evolucion=("La colonoscopia de control del {fecha_control} no mostró lesiones.",),
+    ),
+    _Case(
+        servicio="Neurología", ages=(50, 95), diagnostico="ictus isquémico de la arteria cerebral media izquierda",
+        motivos=("pérdida de fuerza en el hemicuerpo derecho y dificultad para hablar",),
+        actual=("Los síntomas comenzaron de forma brusca, unas {horas} horas antes de su llegada.",),
+        exploracion=("Presenta afasia motora y hemiparesia derecha, con una puntuación NIHSS de {nihss}.",),
         pruebas=("La TC craneal urgente no mostró signos de sangrado.",
-                 "La angio-TC evidenció una oclusión de la arteria cerebral media izquierda.",
-                 "La resonancia magnética cerebral mostró una lesión frontal con captación de contraste en anillo.",
-                 "El electroencefalograma registró actividad epileptiforme temporal izquierda."),
-        diagnosticos=("ictus isquémico de la arteria cerebral media izquierda", "hemorragia subaracnoidea",
-                      "epilepsia focal sintomática"),
-        tratamiento=("Se administró fibrinólisis intravenosa con alteplasa y se realizó trombectomía mecánica con recanalización completa.",
-                     "Se inició tratamiento con levetiracetam 500 mg cada 12 horas."),
+                 "La angio-TC evidenció una oclusión de la arteria cerebral media izquierda."),
+        tratamiento=("Se administró fibrinólisis intravenosa con alteplasa y se realizó trombectomía mecánica con recanalización completa.",),
         evolucion=("Al alta persistía una leve paresia facial, con una puntuación de 1 en la escala de Rankin modificada.",),
     ),
     _Case(
-        servicio="Oftalmología",
-        motivos=("pérdida brusca de visión en el ojo derecho", "visión de moscas volantes y destellos luminosos",
-                 "dolor ocular, fotofobia y ojo rojo"),
-        actual=("Refiere visión de una sombra en el campo visual superior desde hace {dias} días.",),
-        exploracion=("En la biomicroscopía se observa un Tyndall de dos cruces en cámara anterior.",
-                     "El reflejo pupilar aferente está disminuido en el ojo afecto."),
+        servicio="Neurocirugía", ages=(30, 75), diagnostico="hemorragia subaracnoidea aneurismática",
+        motivos=("cefalea intensa de inicio brusco",),
+        actual=("Describe la cefalea como la peor de su vida, acompañada de vómitos y rigidez de nuca.",),
+        exploracion=("Está somnolient{o} pero obedece órdenes, sin focalidad motora.",),
+        pruebas=("La TC craneal mostró una hemorragia subaracnoidea en las cisternas basales.",
+                 "La arteriografía cerebral identificó un aneurisma de {tam_mm} mm en la arteria comunicante anterior."),
+        tratamiento=("Se realizó embolización endovascular del aneurisma con coils el {fecha}.",
+                     "Recibió nimodipino oral durante 21 días para la prevención del vasoespasmo."),
+        evolucion=("La arteriografía de control del {fecha_control} mostró la oclusión completa del aneurisma.",),
+    ),
+    _Case(
+        servicio="Neurología", ages=(30, 80), diagnostico="glioblastoma frontal derecho",
+        motivos=("una crisis convulsiva generalizada",),
+        actual=("Los testigos describen una crisis tónico-clónica de unos dos minutos con un periodo postcrítico prolongado.",),
+        exploracion=("En la exploración neurológica no se objetiva focalidad.",),
+        pruebas=("La resonancia magnética cerebral mostró una lesión frontal derecha con captación de contraste en anillo.",
+                 "El electroencefalograma registró actividad lenta frontal derecha."),
+        tratamiento=("Se inició tratamiento con levetiracetam 500 mg cada 12 horas y dexametasona.",
+                     "Se realizó una resección quirúrgica de la lesión el {fecha}."),
+        evolucion=("Completó radioterapia con temozolomida concomitante.",),
+    ),
+    _Case(
+        servicio="Oftalmología", diagnostico="desprendimiento de retina regmatógeno",
+        motivos=("visión de moscas volantes y destellos luminosos", "pérdida de visión en el campo superior del ojo derecho"),
+        actual=("Refiere la visión de una sombra en el campo visual superior desde hace {dias} días.",),
+        exploracion=("La biomicroscopía del segmento anterior es normal.",),
         pruebas=("La agudeza visual era de {agudeza} en el ojo derecho y de la unidad en el izquierdo.",
-                 "La presión intraocular fue de {pio} mmHg en ambos ojos.",
-                 "La tomografía de coherencia óptica mostró un edema macular quístico.",
-                 "En el fondo de ojo se aprecia un desprendimiento de retina con afectación macular."),
-        diagnosticos=("desprendimiento de retina regmatógeno", "neuritis óptica retrobulbar",
-                      "uveítis anterior aguda", "oclusión de la vena central de la retina"),
-        tratamiento=("Se practicó vitrectomía posterior vía pars plana con taponamiento con gas el {fecha}.",
-                     "Se pautaron colirios de dexametasona y ciclopentolato.",
-                     "Se administraron tres inyecciones intravítreas de antiangiogénico con periodicidad mensual."),
+                 "En el fondo de ojo se aprecia un desprendimiento de retina inferior con un desgarro en herradura."),
+        tratamiento=("Se practicó una vitrectomía posterior vía pars plana con taponamiento con gas el {fecha}.",),
         evolucion=("A los tres meses la agudeza visual había mejorado hasta {agudeza}.",),
     ),
     _Case(
-        servicio="Dermatología",
-        motivos=("una lesión pigmentada en la espalda que había cambiado de tamaño",
-                 "placas eritematodescamativas pruriginosas en codos y rodillas",
-                 "una úlcera en la pierna que no cicatrizaba"),
+        servicio="Oftalmología", ages=(18, 60), diagnostico="uveítis anterior aguda",
+        motivos=("dolor ocular, fotofobia y ojo rojo",),
+        exploracion=("En la biomicroscopía se observa un Tyndall de dos cruces en cámara anterior y precipitados queráticos finos.",),
+        pruebas=("La presión intraocular fue de {pio} mmHg en ambos ojos.", "El HLA-B27 fue positivo."),
+        tratamiento=("Se pautaron colirios de dexametasona y ciclopentolato.",),
+        evolucion=("Fue remitid{o} a Reumatología para descartar una espondiloartropatía asociada.",),
+    ),
+    _Case(
+        servicio="Oftalmología", ages=(50, 90), diagnostico="oclusión de la vena central de la retina",
+        motivos=("pérdida brusca e indolora de visión en el ojo izquierdo",),
+        pruebas=("La tomografía de coherencia óptica mostró un edema macular quístico.",
+                 "La angiografía con fluoresceína confirmó una oclusión de la vena central de la retina."),
+        tratamiento=("Se administraron tres inyecciones intravítreas de antiangiogénico con periodicidad mensual.",),
+        evolucion=("En la revisión del {fecha_control} el edema macular se había resuelto.",),
+    ),
+    _Case(
+        servicio="Dermatología", ages=(25, 85), diagnostico="melanoma de extensión superficial",
+        motivos=("una lesión pigmentada en la espalda que había cambiado de tamaño",),
         actual=("La lesión había crecido en los últimos {meses} meses y sangraba ocasionalmente con el roce.",),
         exploracion=("Se observa una lesión de {tam} cm, asimétrica, de bordes irregulares y varios tonos de marrón.",
                      "No se palpan adenopatías axilares ni inguinales."),
         pruebas=("La dermatoscopia mostró un retículo pigmentado atípico y un velo azul-blanquecino.",
-                 "La biopsia cutánea confirmó un melanoma de extensión superficial con un índice de Breslow de {breslow} mm.",
+                 "La biopsia escisional confirmó un melanoma con un índice de Breslow de {breslow} mm.",
                  "La biopsia selectiva del ganglio centinela fue negativa."),
-        diagnosticos=("melanoma de extensión superficial", "psoriasis en placas", "pioderma gangrenoso"),
-        tratamiento=("Se realizó la ampliación de márgenes quirúrgicos el {fecha}.",
-                     "Se inició tratamiento con metotrexato 15 mg semanales y ácido fólico.",
-                     "Se trató con corticoides orales en pauta descendente y curas locales."),
+        tratamiento=("Se realizó la ampliación de márgenes quirúrgicos el {fecha}.",),
         evolucion=("En las revisiones sucesivas no se han detectado nuevas lesiones sospechosas.",),
     ),
     _Case(
-        servicio="Traumatología", ages=(20, 95),
-        motivos=("dolor e impotencia funcional en la cadera izquierda tras una caída casual",
-                 "dolor lumbar irradiado a la pierna derecha", "tumefacción de la rodilla tras un traumatismo deportivo"),
-        actual=("La caída se produjo en su domicilio, sin pérdida de conocimiento.",
-                "El dolor empeora con la sedestación y no cede con analgésicos habituales."),
-        exploracion=("Presenta acortamiento y rotación externa del miembro inferior izquierdo.",
-                     "La maniobra de Lasègue es positiva a 40 grados en la pierna derecha."),
-        pruebas=("La radiografía mostró una fractura subcapital de fémur izquierdo desplazada.",
-                 "La resonancia magnética lumbar evidenció una hernia discal L5-S1 con compresión radicular.",
-                 "La resonancia de rodilla confirmó una rotura completa del ligamento cruzado anterior."),
-        diagnosticos=("fractura subcapital de fémur", "hernia discal L5-S1", "rotura del ligamento cruzado anterior"),
-        tratamiento=("Se implantó una artroplastia parcial de cadera el {fecha}.",
-                     "Se realizó una microdiscectomía con buena evolución del dolor radicular.",
-                     "Se llevó a cabo una ligamentoplastia con injerto autólogo de isquiotibiales."),
+        servicio="Dermatología", diagnostico="psoriasis en placas",
+        motivos=("placas eritematodescamativas pruriginosas en codos y rodillas",),
+        exploracion=("Presenta placas eritematosas bien delimitadas con descamación nacarada que afectan al {superficie} % de la superficie corporal.",),
+        pruebas=("La biopsia cutánea fue compatible con psoriasis.",
+                 "El cribado de tuberculosis latente fue negativo."),
+        tratamiento=("Se inició tratamiento con metotrexato 15 mg semanales y ácido fólico.",
+                     "Ante la respuesta insuficiente se inició un fármaco biológico anti-IL-17."),
+        evolucion=("En la revisión del {fecha_control} el índice PASI se había reducido más de un 90 %.",),
+    ),
+    _Case(
+        servicio="Traumatología", ages=(65, 98), diagnostico="fractura subcapital de fémur izquierdo",
+        motivos=("dolor e impotencia funcional en la cadera izquierda tras una caída casual",),
+        actual=("La caída se produjo en su domicilio, sin pérdida de conocimiento.",),
+        exploracion=("Presenta acortamiento y rotación externa del miembro inferior izquierdo.",),
+        pruebas=("La radiografía mostró una fractura subcapital de fémur izquierdo desplazada.",),
+        tratamiento=("Se implantó una artroplastia parcial de cadera el {fecha}.",),
         evolucion=("Inició rehabilitación precoz y deambulaba con andador en el momento del alta.",),
     ),
     _Case(
-        servicio="Nefrología",
-        motivos=("edemas en miembros inferiores y orina espumosa",
-                 "un deterioro de la función renal detectado en una analítica de rutina",
-                 "astenia, náuseas y disminución de la diuresis"),
+        servicio="Traumatología", ages=(25, 65), diagnostico="hernia discal L5-S1",
+        motivos=("dolor lumbar irradiado a la pierna derecha",),
+        actual=("El dolor empeora con la sedestación y no cede con los analgésicos habituales.",),
+        exploracion=("La maniobra de Lasègue es positiva a 40 grados en la pierna derecha, con hipoestesia en el borde lateral del pie.",),
+        pruebas=("La resonancia magnética lumbar evidenció una hernia discal L5-S1 con compresión radicular.",),
+        tratamiento=("Se realizó una microdiscectomía el {fecha}, con desaparición del dolor radicular.",),
+        evolucion=("Se reincorporó a su trabajo a los tres meses de la intervención.",),
+    ),
+    _Case(
+        servicio="Traumatología", ages=(18, 45), diagnostico="rotura del ligamento cruzado anterior",
+        motivos=("tumefacción de la rodilla tras un traumatismo deportivo",),
+        exploracion=("La prueba de Lachman y el cajón anterior son positivos en la rodilla derecha.",),
+        pruebas=("La resonancia de rodilla confirmó una rotura completa del ligamento cruzado anterior.",),
+        tratamiento=("Se llevó a cabo una ligamentoplastia con injerto autólogo de isquiotibiales el {fecha}.",),
+        evolucion=("A los seis meses había retomado la actividad deportiva.",),
+    ),
+    _Case(
+        servicio="Nefrología", ages=(30, 80), diagnostico="síndrome nefrótico por glomerulonefritis membranosa",
+        motivos=("edemas en miembros inferiores y orina espumosa",),
         actual=("Refiere un aumento de {kilos} kg de peso en el último mes a expensas de edemas.",),
         exploracion=("Presenta edemas con fóvea hasta las rodillas.",),
+        pruebas=("La proteinuria en orina de 24 horas fue de {proteinuria} g.",
+                 "Los anticuerpos anti-PLA2R fueron positivos.",
+                 "La biopsia renal mostró una glomerulonefritis membranosa."),
+        tratamiento=("Se inició tratamiento con rituximab y bloqueo del sistema renina-angiotensina.",),
+        evolucion=("En la revisión del {fecha_control} se había alcanzado la remisión parcial de la proteinuria.",),
+    ),
+    _Case(
+        servicio="Nefrología", ages=(40, 90), diagnostico="enfermedad renal crónica estadio 5",
+        motivos=("astenia, náuseas y disminución de la diuresis",
+                 "un deterioro de la función renal detectado en una analítica de rutina"),
         pruebas=("La creatinina sérica era de {creatinina} mg/dl, con un filtrado glomerular estimado de {filtrado} ml/min.",
-                 "La proteinuria en orina de 24 horas fue de {proteinuria} g.",
-                 "La biopsia renal mostró una glomerulonefritis membranosa.",
                  "La ecografía renal mostró riñones de tamaño reducido con mala diferenciación corticomedular."),
-        diagnosticos=("síndrome nefrótico por glomerulonefritis membranosa", "enfermedad renal crónica estadio 5",
-                      "fracaso renal agudo prerrenal"),
-        tratamiento=("Se inició tratamiento inmunosupresor y bloqueo del sistema renina-angiotensina.",
-                     "Se colocó un catéter tunelizado y se inició hemodiálisis el {fecha}.",
-                     "Se inició diálisis peritoneal continua ambulatoria tras un periodo de entrenamiento."),
+        tratamiento=("Se colocó un catéter tunelizado y se inició hemodiálisis el {fecha}.",
+                     "Tras un periodo de entrenamiento, se inició diálisis peritoneal continua ambulatoria."),
         evolucion=("Fue incluid{o} en la lista de espera de trasplante renal del {hospital2}.",),
     ),
     _Case(
-        servicio="Hematología",
-        motivos=("astenia, sudoración nocturna y pérdida de peso", "adenopatías cervicales indoloras",
-                 "hematomas espontáneos y sangrado gingival"),
+        servicio="Hematología", ages=(25, 85), diagnostico="linfoma B difuso de célula grande",
+        motivos=("adenopatías cervicales indoloras", "astenia, sudoración nocturna y pérdida de peso"),
         actual=("Refiere fiebre vespertina de hasta 38 grados desde hace {semanas} semanas.",),
-        exploracion=("Se palpan adenopatías laterocervicales de hasta {tam} cm, de consistencia gomosa.",
-                     "Se palpa esplenomegalia a tres traveses de dedo del reborde costal."),
-        pruebas=("El hemograma mostró {leucocitos} leucocitos/µl con un {blastos} % de blastos.",
-                 "La biopsia de una adenopatía cervical fue diagnóstica de linfoma B difuso de célula grande.",
+        exploracion=("Se palpan adenopatías laterocervicales de hasta {tam} cm, de consistencia gomosa.",),
+        pruebas=("La biopsia de una adenopatía cervical fue diagnóstica de linfoma B difuso de célula grande.",
                  "La PET-TC mostró afectación ganglionar a ambos lados del diafragma.",
-                 "El aspirado de médula ósea confirmó la infiltración por células plasmáticas."),
-        diagnosticos=("linfoma B difuso de célula grande", "leucemia mieloide aguda", "mieloma múltiple"),
-        tratamiento=("Recibió seis ciclos de inmunoquimioterapia según el esquema R-CHOP.",
-                     "Se inició quimioterapia de inducción y se solicitó estudio de donante para trasplante alogénico.",
-                     "Se inició tratamiento con bortezomib, lenalidomida y dexametasona."),
+                 "La LDH estaba elevada."),
+        tratamiento=("Recibió seis ciclos de inmunoquimioterapia según el esquema R-CHOP.",),
         evolucion=("La PET-TC de reevaluación realizada el {fecha_control} mostró una respuesta metabólica completa.",),
     ),
     _Case(
-        servicio="Pediatría", ages=(1, 14),
-        motivos=("fiebre elevada de cinco días de evolución", "un exantema generalizado y conjuntivitis",
-                 "vómitos y dolor abdominal periumbilical"),
-        actual=("Había recibido tratamiento con ibuprofeno sin mejoría.",
-                "El dolor se desplazó posteriormente a la fosa iliaca derecha."),
-        exploracion=("Presenta labios fisurados, lengua aframbuesada y edema indurado en manos y pies.",
-                     "El abdomen es doloroso en la fosa iliaca derecha, con signo de Blumberg positivo."),
+        servicio="Hematología", ages=(50, 90), diagnostico="mieloma múltiple",
+        motivos=("dolor lumbar persistente y astenia",),
+        pruebas=("El proteinograma mostró un componente monoclonal IgG kappa.",
+                 "El aspirado de médula ósea confirmó la infiltración por células plasmáticas.",
+                 "La serie ósea mostró lesiones líticas en el cráneo y en las vértebras lumbares."),
+        tratamiento=("Se inició tratamiento con bortezomib, lenalidomida y dexametasona.",
+                     "Posteriormente recibió un autotrasplante de progenitores hematopoyéticos."),
+        evolucion=("En la revisión del {fecha_control} mantenía una respuesta parcial muy buena.",),
+    ),
+    _Case(
+        servicio="Hematología", ages=(18, 80), diagnostico="leucemia mieloide aguda",
+        motivos=("hematomas espontáneos y sangrado gingival",),
+        exploracion=("Presenta petequias en extremidades inferiores y palidez cutánea.",),
+        pruebas=("El hemograma mostró {leucocitos} leucocitos/µl con un {blastos} % de blastos y {plaquetas} plaquetas/µl.",
+                 "El estudio de médula ósea confirmó una leucemia mieloide aguda."),
+        tratamiento=("Se inició quimioterapia de inducción y se solicitó estudio de donante para trasplante alogénico.",),
+        evolucion=("El aspirado medular tras la inducción mostró remisión completa.",),
+    ),
+    _Case(
+        servicio="Pediatría", ages=(1, 6), diagnostico="enfermedad de Kawasaki",
+        motivos=("fiebre elevada de cinco días de evolución", "un exantema generalizado y conjuntivitis"),
+        actual=("Había recibido tratamiento con ibuprofeno sin mejoría.",),
+        exploracion=("Presenta labios fisurados, lengua aframbuesada y edema indurado en manos y pies.",),
         pruebas=("En la analítica destacan {leucocitos} leucocitos/µl, una PCR de {pcr} mg/l y trombocitosis.",
-                 "La ecocardiografía mostró una dilatación leve de las arterias coronarias.",
-                 "La ecografía abdominal mostró un apéndice engrosado con líquido libre periapendicular."),
-        diagnosticos=("enfermedad de Kawasaki", "apendicitis aguda", "escarlatina"),
-        tratamiento=("Se administró gammaglobulina intravenosa y ácido acetilsalicílico a dosis antiinflamatorias.",
-                     "Se realizó una apendicectomía laparoscópica el {fecha}.",
-                     "Se pautó amoxicilina oral durante diez días."),
+                 "La ecocardiografía mostró una dilatación leve de las arterias coronarias."),
+        tratamiento=("Se administró gammaglobulina intravenosa y ácido acetilsalicílico a dosis antiinflamatorias.",),
         evolucion=("En el control ecocardiográfico a las ocho semanas las arterias coronarias eran normales.",),
     ),
     _Case(
-        servicio="Ginecología", sexes="M", ages=(18, 55),
-        motivos=("dolor pélvico crónico y dismenorrea", "una masa anexial detectada en una revisión rutinaria",
-                 "sangrado menstrual abundante y anemia"),
+        servicio="Cirugía Pediátrica", ages=(5, 14), diagnostico="apendicitis aguda",
+        motivos=("vómitos y dolor abdominal periumbilical",),
+        actual=("El dolor se desplazó posteriormente a la fosa iliaca derecha.",),
+        exploracion=("El abdomen es doloroso en la fosa iliaca derecha, con signo de Blumberg positivo.",),
+        pruebas=("La ecografía abdominal mostró un apéndice engrosado con líquido libre periapendicular.",
+                 "En la analítica destacan {leucocitos} leucocitos/µl con neutrofilia."),
+        tratamiento=("Se realizó una apendicectomía laparoscópica el {fecha}.",),
+        evolucion=("El postoperatorio transcurrió sin incidencias.",),
+    ),
+    _Case(
+        servicio="Pediatría", ages=(0, 0), diagnostico="bronquiolitis aguda por virus respiratorio sincitial",
+        motivos=("dificultad respiratoria y rechazo de las tomas",),
+        actual=("Presentaba rinorrea y tos desde hacía {dias} días.",),
+        exploracion=("Presenta tiraje subcostal y sibilancias espiratorias bilaterales.",),
+        pruebas=("El test rápido para virus respiratorio sincitial en aspirado nasofaríngeo fue positivo.",),
+        tratamiento=("Precisó oxigenoterapia de alto flujo durante tres días y alimentación por sonda nasogástrica.",),
+        evolucion=("Fue dad{o} de alta con buena tolerancia oral y sin necesidad de oxígeno.",),
+    ),
+    _Case(
+        servicio="Ginecología", sexes="M", ages=(20, 45), diagnostico="endometriosis ovárica",
+        motivos=("dolor pélvico crónico y dismenorrea",),
         actual=("La dismenorrea se ha intensificado en los últimos {meses} meses y le impide acudir al trabajo.",),
         exploracion=("En la exploración ginecológica se palpa una masa anexial izquierda móvil y dolorosa.",),
         pruebas=("La ecografía transvaginal mostró un quiste anexial izquierdo de {tam} cm de contenido ecogénico.",
                  "El marcador CA-125 era de {ca125} U/ml.",
                  "La resonancia pélvica sugería un endometrioma ovárico."),
-        diagnosticos=("endometriosis ovárica", "teratoma quístico maduro de ovario", "mioma uterino submucoso"),
         tratamiento=("Se realizó una quistectomía laparoscópica el {fecha}, preservando el parénquima ovárico.",
                      "Se inició tratamiento hormonal con un progestágeno oral."),
-        evolucion=("El estudio histológico confirmó la benignidad de la lesión.",),
+        evolucion=("El estudio histológico confirmó el diagnóstico de endometrioma.",),
     ),
     _Case(
-        servicio="Enfermedades Infecciosas",
-        motivos=("fiebre ondulante y artralgias de tres semanas de evolución", "fiebre y un soplo cardiaco de nueva aparición",
-                 "fiebre y dolor lumbar intenso"),
-        actual=("Refiere contacto habitual con ganado ovino y consumo de queso fresco sin control sanitario.",
-                "Hace {semanas} semanas se le realizó una extracción dentaria sin profilaxis antibiótica."),
-        exploracion=("Se palpa una hepatoesplenomegalia moderada.", "Presenta lesiones de Janeway en las palmas."),
-        pruebas=("Los hemocultivos fueron positivos para Staphylococcus aureus sensible a meticilina.",
-                 "La serología frente a Brucella fue positiva a título elevado.",
-                 "El ecocardiograma transesofágico mostró una vegetación de {tam_mm} mm en la válvula mitral."),
-        diagnosticos=("endocarditis infecciosa sobre válvula nativa", "brucelosis", "espondilodiscitis lumbar"),
-        tratamiento=("Se inició tratamiento con cloxacilina intravenosa durante seis semanas.",
-                     "Se trató con doxiciclina y estreptomicina con buena respuesta clínica."),
+        servicio="Ginecología", sexes="M", ages=(35, 55), diagnostico="mioma uterino submucoso",
+        motivos=("sangrado menstrual abundante y anemia",),
+        pruebas=("La hemoglobina era de {hemoglobina} g/dl con ferropenia.",
+                 "La ecografía transvaginal mostró un mioma submucoso de {tam} cm."),
+        tratamiento=("Se realizó una miomectomía histeroscópica el {fecha}.",),
+        evolucion=("En la revisión del {fecha_control} refería reglas de cantidad normal.",),
+    ),
+    _Case(
+        servicio="Enfermedades Infecciosas", ages=(20, 75), diagnostico="brucelosis",
+        motivos=("fiebre ondulante y artralgias de tres semanas de evolución",),
+        actual=("Refiere contacto habitual con ganado ovino y consumo de queso fresco sin control sanitario.",),
+        exploracion=("Se palpa una hepatoesplenomegalia moderada.",),
+        pruebas=("La serología frente a Brucella fue positiva a título elevado.",
+                 "Los hemocultivos aislaron Brucella melitensis."),
+        tratamiento=("Se trató con doxiciclina y estreptomicina con buena respuesta clínica.",),
         evolucion=("Las serologías de control del {fecha_control} mostraron un descenso progresivo de los títulos.",),
     ),
     _Case(
-        servicio="Endocrinología",
-        motivos=("palpitaciones, temblor y pérdida de peso", "crisis de cefalea, sudoración y palpitaciones",
-                 "poliuria, polidipsia y pérdida de peso"),
+        servicio="Enfermedades Infecciosas", ages=(30, 90), diagnostico="endocarditis infecciosa sobre válvula nativa",
+        motivos=("fiebre y un soplo cardiaco de nueva aparición",),
+        actual=("Hace {semanas} semanas se le realizó una extracción dentaria sin profilaxis antibiótica.",),
+        exploracion=("Se ausculta un soplo holosistólico en el foco mitral y presenta lesiones de Janeway en las palmas.",),
+        pruebas=("Los hemocultivos fueron positivos para Staphylococcus aureus sensible a meticilina.",
+                 "El ecocardiograma transesofágico mostró una vegetación de {tam_mm} mm en la válvula mitral."),
+        tratamiento=("Se inició tratamiento con cloxacilina intravenosa durante seis semanas.",),
+        evolucion=("Los hemocultivos de control fueron negativos a partir del tercer día de tratamiento.",),
+    ),
+    _Case(
+        servicio="Endocrinología", ages=(20, 70), diagnostico="enfermedad de Graves-Basedow",
+        motivos=("palpitaciones, temblor y pérdida de peso",),
         actual=("En los últimos {meses} meses ha perdido {kilos} kg a pesar de mantener el apetito.",),
-        exploracion=("Se palpa un bocio difuso grado II, sin nódulos.", "Presenta temblor fino distal y piel caliente."),
+        exploracion=("Se palpa un bocio difuso grado II, sin nódulos, y presenta un temblor fino distal.",),
         pruebas=("La TSH estaba suprimida, con una T4 libre de {t4} ng/dl.",
-                 "Las metanefrinas en orina de 24 horas estaban muy elevadas.",
-                 "La TC abdominal mostró una masa suprarrenal derecha de {tam} cm.",
-                 "La glucemia al ingreso era de {glucemia} mg/dl, con una hemoglobina glucosilada del {hba1c} %."),
-        diagnosticos=("enfermedad de Graves-Basedow", "feocromocitoma", "diabetes mellitus de reciente diagnóstico"),
-        tratamiento=("Se inició tratamiento con metimazol y propranolol.",
-                     "Tras el bloqueo alfa con doxazosina, se realizó una adrenalectomía laparoscópica el {fecha}.",
-                     "Se inició insulinoterapia en pauta bolo-basal y educación diabetológica."),
+                 "Los anticuerpos antirreceptor de TSH fueron positivos."),
+        tratamiento=("Se inició tratamiento con metimazol y propranolol.",),
         evolucion=("En la revisión del {fecha_control} se encontraba eutiroide y asintomátic{o}.",),
+    ),
+    _Case(
+        servicio="Endocrinología", ages=(25, 75), diagnostico="feocromocitoma",
+        motivos=("crisis de cefalea, sudoración y palpitaciones",),
+        exploracion=("La tensión arterial en consulta era de {ta_sistolica}/{ta_diastolica} mmHg.",),
+        pruebas=("Las metanefrinas en orina de 24 horas estaban muy elevadas.",
+                 "La TC abdominal mostró una masa suprarrenal derecha de {tam} cm."),
+        tratamiento=("Tras el bloqueo alfa con doxazosina, se realizó una adrenalectomía laparoscópica el {fecha}.",),
+        evolucion=("Las metanefrinas de control fueron normales y no precisó tratamiento antihipertensivo.",),
+    ),
+    _Case(
+        servicio="Endocrinología", ages=(16, 40), diagnostico="diabetes mellitus tipo 1 de reciente diagnóstico",
+        motivos=("poliuria, polidipsia y pérdida de peso",),
+        pruebas=("La glucemia al ingreso era de {glucemia} mg/dl, con una hemoglobina glucosilada del {hba1c} %.",
+                 "La gasometría venosa mostró una cetoacidosis leve."),
+        tratamiento=("Se inició insulinoterapia en pauta bolo-basal y educación diabetológica.",),
+        evolucion=("En la revisión del {fecha_control} la hemoglobina glucosilada había descendido al 7 %.",),
     ),
 )
 
@@ -558,7 +724,7 @@ _ES_OPENINGS_ADULT = (
     "{Paciente} es {un} {sexo} de {edad} de edad, {profesion} de profesión, que consulta el {fecha_ingreso} por {motivo}.",
 )
 _ES_OPENINGS_CHILD = (
-    "{Sexo} de {edad} que acude a Urgencias de Pediatría del {hospital} acompañad{o} de {su_familiar} por {motivo}.",
+    "{Sexo} de {edad} que acude a Urgencias de Pediatría del {hospital} acompañad{o} de {su_progenitor} por {motivo}.",
     "Presentamos el caso de {un} {sexo} de {edad}, sin antecedentes de interés, remitid{o} por su pediatra del {centro_salud} por {motivo}.",
     "{Paciente}, {sexo} de {edad}, es traíd{o} por {su_familiar_plural} al Servicio de Urgencias el {fecha_ingreso} por {motivo}.",
 )
@@ -566,17 +732,26 @@ _ES_ANTECEDENTES_ADULT = (
     "Entre sus antecedentes personales destacan {antecedente}, {antecedente} y {antecedente}.",
     "Como antecedentes refiere {antecedente}, en seguimiento desde {fecha_previa}.",
     "Intervenid{o} de {cirugia} en {fecha_previa}.",
-    "Fumador{a} de {cigarrillos} cigarrillos al día desde los {edad_joven}.",
-    "Exfumador{a} desde {fecha_previa}; no refiere consumo de alcohol.",
-    "No refiere hábitos tóxicos.",
+    "{habitos}",
     "En tratamiento habitual con {farmaco_cronico}, {farmaco_cronico} y {farmaco_cronico}.",
     "Diagnosticad{o} de {antecedente} {edad_previa}, con buen control en su centro de salud.",
     "Ingresó en el {hospital2} en {fecha_previa} por una neumonía que se resolvió sin secuelas.",
     "Vive con {su_familiar} en {ciudad} y es independiente para las actividades básicas de la vida diaria.",
     "Natural de {pais_origen}, reside en España desde {fecha_previa}.",
+    "{antecedentes_familiares}",
+)
+# Alternatives that exclude one another: a note uses one of each group.
+_ES_HABITOS = (
+    "Fumador{a} de {cigarrillos} cigarrillos al día desde los {edad_joven}.",
+    "Exfumador{a} desde {fecha_previa}; no refiere consumo de alcohol.",
+    "No refiere hábitos tóxicos.",
+    "Bebedor{a} de unos {unidades} gramos de alcohol al día; no fuma.",
+)
+_ES_ANTECEDENTES_FAMILIARES = (
     "Antecedentes familiares: {familiar} con {enfermedad_familiar} y {familiar} con {enfermedad_familiar}.",
     "Refiere que {su_familiar} falleció por {enfermedad_familiar}.",
     "No hay antecedentes familiares de interés.",
+    "Entre sus antecedentes familiares destaca que {su_familiar} padece {enfermedad_familiar}.",
 )
 _ES_ANTECEDENTES_CHILD = (
     "Embarazo controlado y parto eutócico a término, con un peso al nacimiento de {peso_nacer} g.",
@@ -588,7 +763,7 @@ _ES_ANTECEDENTES_CHILD = (
 )
 _ES_ACTUAL = (
     "El {fecha_ingreso} acude a Urgencias por empeoramiento de los síntomas.",
-    "No refiere fiebre, pérdida de peso ni sudoración nocturna.",
+    "No refiere contacto con personas enfermas en su entorno.",
     "Había sido valorad{o} días antes en {el_centro_salud}, donde se pautó tratamiento sintomático sin mejoría.",
     "{Su_familiar} refiere que en los días previos se encontraba más decaíd{o} de lo habitual.",
     "Niega traumatismos previos o viajes recientes al extranjero.",
@@ -600,8 +775,19 @@ _ES_EXPLORACION = (
     "Abdomen blando y depresible, sin masas ni megalias palpables.",
     "Sin edemas en miembros inferiores y con pulsos distales presentes y simétricos.",
 )
+_ES_EXPLORACION_NINO = (
+    "A su llegada presenta una frecuencia cardiaca de {fc_nino} lpm, temperatura de {temperatura} ºC y saturación de oxígeno del {saturacion} %.",
+    "Aceptable estado general, bien hidratad{o} y perfundid{o}.",
+    "La otoscopia y la orofaringe no muestran alteraciones.",
+    "El peso y la talla se encuentran en percentiles adecuados para su edad.",
+)
+_ES_PRUEBAS_NINO = (
+    "La bioquímica básica fue normal.",
+    "El sedimento de orina fue normal.",
+    "La radiografía de tórax no mostró alteraciones significativas.",
+)
 _ES_PRUEBAS = (
-    "En la analítica destacan una hemoglobina de {hemoglobina} g/dl, {leucocitos} leucocitos/µl y una PCR de {pcr} mg/l.",
+    "En la analítica de ingreso destacan una hemoglobina de {hemoglobina} g/dl, {leucocitos} leucocitos/µl y una PCR de {pcr} mg/l.",
     "La bioquímica mostró función renal y perfil hepático dentro de la normalidad.",
     "El estudio de coagulación fue normal.",
     "La radiografía de tórax no mostró alteraciones significativas.",
@@ -626,7 +812,7 @@ _ES_EVOLUCION_HEAD = (
 _ES_EVOLUCION = (
     "En la revisión realizada el {fecha_control}, {paciente} se encuentra asintomátic{o}.",
     "Actualmente sigue controles periódicos en las consultas externas del {hospital} y en {el_centro_salud}.",
-    "Se remite a {el_dr_medico} para seguimiento en consultas.",
+    "Se remite {al_dr_medico} para seguimiento en consultas.",
     "El caso se notificó {a_institucion}.",
     "Tras {meses} meses de seguimiento no ha presentado nuevos episodios.",
     "{Paciente} ha podido reincorporarse a su actividad habitual.",
@@ -657,42 +843,43 @@ class _SpanishNote(_Composer):
         "ta_sistolica": (95, 185, 0), "ta_diastolica": (55, 105, 0), "fc": (55, 130, 0),
         "temperatura": (36.0, 39.5, 1), "saturacion": (86, 99, 0), "dias": (2, 15, 0), "semanas": (2, 8, 0),
         "meses": (2, 18, 0), "horas": (2, 9, 0), "minutos": (20, 90, 0), "kilos": (3, 12, 0),
-        "cigarrillos": (5, 40, 0), "peso_nacer": (2600, 4100, 0),
+        "cigarrillos": (5, 40, 0), "peso_nacer": (2600, 4100, 0), "unidades": (30, 120, 0),
+        "volumen": (35, 120, 0), "residuo": (40, 300, 0), "flujo": (4, 12, 0), "ntprobnp": (1200, 15000, 0),
+        "pco2": (50, 85, 0), "ph": (7.21, 7.34, 2), "cea": (2.0, 40.0, 1), "superficie": (5, 40, 0),
+        "plaquetas": (8000, 60000, 0), "fc_nino": (90, 160, 0),
     }
 
     def __init__(self, *, rng: random.Random, faker: Faker) -> None:
         super().__init__(rng=rng, faker=faker)
         f = faker
         self.child = rng.random() < 0.09
-        cases = _CASES_ES_CHILD if self.child else _CASES_ES_ADULT
-        self.case = rng.choice(cases)
+        self.case = rng.choice(_CASES_ES_CHILD if self.child else _CASES_ES_ADULT)
         self.female = rng.random() < 0.5 if self.case.sexes == "HM" else self.case.sexes == "M"
-        low, high = self.case.ages if self.child else (max(self.case.ages[0], 16), self.case.ages[1])
-        self.age = rng.randint(low, high)
-        self.infant_months = rng.randint(3, 23) if self.child and self.age <= 1 else 0
+        self.age = rng.randint(*self.case.ages)
+        self.infant_months = rng.randint(2, 11) if self.age == 0 else 0
         self.first_name = f.first_name_female() if self.female else f.first_name_male()
         if rng.random() < 0.12:
             self.first_name += " " + (f.first_name_female() if self.female else f.first_name_male())
         self.surnames = (f.last_name(), f.last_name())
-        self.province = f.city()
-        self.postal_prefix, self.city = _PROVINCIAS.get(self.province, (f.postcode()[:2], self.province))
+        self.province, self.postal_prefix, self.city = self._place()
         # Most case reports are written where the patient lives; some at a referral centre elsewhere.
         if rng.random() < 0.8:
             self.hospital_city, self.hospital_prefix = self.city, self.postal_prefix
         else:
-            self.hospital_prefix, self.hospital_city = _PROVINCIAS.get(f.city(), ("28", "Madrid"))
+            _province, self.hospital_prefix, self.hospital_city = self._place()
         self.admission = dt.date(2005, 1, 1) + dt.timedelta(days=rng.randrange(15 * 365))
-        years = 1 if self.infant_months else self.age
-        self.birth = self.admission - dt.timedelta(days=int(365.25 * years) + rng.randrange(1, 360))
         if self.infant_months:
-            self.birth = self.admission - dt.timedelta(days=int(30.4 * self.infant_months) + rng.randrange(0, 25))
+            lived = int(30.4 * self.infant_months) + rng.randrange(0, 25)
+        else:
+            lived = int(365.25 * self.age) + rng.randrange(1, 360)
+        self.birth = self.admission - dt.timedelta(days=lived)
         self.cursor = self.admission
         self.date_style = rng.choices(("slash", "long", "long_del", "dash", "dot"), weights=(45, 33, 10, 7, 5))[0]
         self.doctor = self._new_person()
         self.referring_doctor = self.doctor if rng.random() < 0.75 else self._new_person()
         self.other_doctor = self._new_person()
         self.hospital = self._hospital_name(self.hospital_city)
-        self.hospital2 = self._hospital_name(f.city() if rng.random() < 0.5 else self.city)
+        self.hospital2 = self._hospital_name(self._place()[2] if rng.random() < 0.5 else self.city)
         self.centro_salud = self._centro_salud()
         profession = rng.choice(_PROFESIONES)[1 if self.female else 0]
         if self.age >= 67 and rng.random() < 0.6:
@@ -706,9 +893,17 @@ class _SpanishNote(_Composer):
         self.next_farmaco = _Draw(list(_FARMACOS_CRONICOS), rng)
         self.next_enfermedad_familiar = _Draw(list(_ENFERMEDADES_FAMILIARES), rng)
         self.next_motivo = _Draw(list(self.case.motivos), rng)
-        self.diagnostico = rng.choice(self.case.diagnosticos)
+        self.diagnostico = self.case.diagnostico
 
     # -- people and places -------------------------------------------------------------------------
+
+    def _place(self) -> tuple[str, str, str]:
+        """A province, its postal prefix and its main city; Madrid is over-represented, as in real reports."""
+        province = "Madrid" if self.rng.random() < 0.2 else self.faker.city()
+        if province == "Ciudad":  # Faker's es_ES list splits "Ciudad Real"
+            province = "Ciudad Real"
+        prefix, city = _PROVINCIAS.get(province, (self.faker.postcode()[:2], province))
+        return province, prefix, city
 
     def _new_person(self) -> tuple[str, bool]:
         female = self.rng.random() < 0.5
@@ -801,7 +996,8 @@ class _SpanishNote(_Composer):
 
     def _past_date(self) -> str:
         rng = self.rng
-        earliest = self.birth + dt.timedelta(days=365 * (1 if self.child else 16))
+        # A child's notes date earlier events of the family, not of the child.
+        earliest = self.admission - dt.timedelta(days=3650) if self.child else self.birth + dt.timedelta(days=5840)
         day = self._date_between(earliest, self.admission - dt.timedelta(days=60))
         kind = rng.random()
         if kind < 0.45:
@@ -849,7 +1045,7 @@ class _SpanishNote(_Composer):
         kind = rng.randrange(3)
         if kind == 0 and not self.child:
             title = ("la Sra. " if self.female else "el Sr. ")
-            w.text(title.capitalize() if capital else title)
+            w.text(title[0].upper() + title[1:] if capital else title)
             w.phi(self.surnames[0], "NOMBRE_SUJETO_ASISTENCIA")
         elif kind == 1:
             w.phi(self.first_name, "NOMBRE_SUJETO_ASISTENCIA")
@@ -892,7 +1088,20 @@ class _SpanishNote(_Composer):
 
     def _s_Su_familiar(self) -> None:
         self.w.text("Su ")
-        self._s_familiar()
+        if self.child:
+            self.w.phi("madre" if self.rng.random() < 0.6 else "padre", "FAMILIARES_SUJETO_ASISTENCIA")
+        else:
+            self._s_familiar()
+
+    def _s_su_progenitor(self) -> None:
+        self.w.text("su ")
+        self.w.phi("madre" if self.rng.random() < 0.6 else "padre", "FAMILIARES_SUJETO_ASISTENCIA")
+
+    def _s_antecedentes_familiares(self) -> None:
+        self.render(self.rng.choice(_ES_ANTECEDENTES_FAMILIARES_T))
+
+    def _s_habitos(self) -> None:
+        self.render(self.rng.choice(_ES_HABITOS_T))
 
     def _s_un_familiar(self) -> None:
         noun, female = self.next_relative()
@@ -912,6 +1121,11 @@ class _SpanishNote(_Composer):
 
     def _s_el_dr_medico(self) -> None:
         self._doctor_reference(self.doctor)
+
+    def _s_al_dr_medico(self) -> None:
+        name, female = self.doctor
+        self.w.text("a la Dra. " if female else "al Dr. ")
+        self.w.phi(name, "NOMBRE_PERSONAL_SANITARIO")
 
     def _s_el_dr_otro(self) -> None:
         self._doctor_reference(self.other_doctor)
@@ -939,12 +1153,12 @@ class _SpanishNote(_Composer):
         if self.rng.random() < 0.5:
             self._s_pais_origen()
         else:
-            self.w.phi(_PROVINCIAS.get(self.faker.city(), ("", "Toledo"))[1], "TERRITORIO")
+            self.w.phi(self._place()[2], "TERRITORIO")
 
     def _s_a_institucion(self) -> None:
         rng = self.rng
         w = self.w
-        province = self.province if self.province != "Ciudad" else "Ciudad Real"
+        province = self.province
         kind = rng.randrange(6)
         if kind == 0:
             w.text("al ")
@@ -1003,7 +1217,7 @@ class _SpanishNote(_Composer):
         self.w.text(self.case.servicio)
 
     def _s_servicio_apoyo(self) -> None:
-        self.w.text(self.rng.choice(_SERVICIOS))
+        self.w.text(self.rng.choice(_SERVICIOS_APOYO_NINO if self.child else _SERVICIOS_APOYO))
 
     def _s_diagnostico(self) -> None:
         self.w.text(self.diagnostico)
@@ -1028,19 +1242,23 @@ class _SpanishNote(_Composer):
         self._header()
         compiled = _COMPILED_ES[id(self.case)]
         child = self.child
-        sections = [
-            (_ES_OPENINGS_CHILD_T if child else _ES_OPENINGS_ADULT_T, 1),
-            (_ES_ANTECEDENTES_CHILD_T if child else _ES_ANTECEDENTES_ADULT_T, 1),
-            (compiled["actual"] + _ES_ACTUAL_T, 0),
-            (compiled["exploracion"] + _ES_EXPLORACION_T, 1),
-            (compiled["pruebas"] + _ES_PRUEBAS_T, 1),
-            (compiled["tratamiento"] + _ES_TRATAMIENTO_T, 1),
-            (_ES_EVOLUCION_HEAD_T + compiled["evolucion"] + _ES_EVOLUCION_T, 1),
-        ]
-        header_and_footer_words = 85
-        planned = self._plan(sections, target_words - header_and_footer_words)
-        # The diagnosis opens the treatment section; written before the other sentences of that section.
-        planned[5].insert(0, rng.choice(_ES_TRATAMIENTO_HEAD_T))
+        many = 99
+        opening, antecedentes, actual, exploracion, pruebas, tratamiento, alta, evolucion = self._plan(
+            [
+                (_ES_OPENINGS_CHILD_T if child else _ES_OPENINGS_ADULT_T, 1, 1),
+                (_ES_ANTECEDENTES_CHILD_T if child else _ES_ANTECEDENTES_ADULT_T, 1, many),
+                (compiled["actual"] + _ES_ACTUAL_T, 0, many),
+                (compiled["exploracion"] + (_ES_EXPLORACION_NINO_T if child else _ES_EXPLORACION_T), 1, many),
+                (compiled["pruebas"] + (_ES_PRUEBAS_NINO_T if child else _ES_PRUEBAS_T), 1, many),
+                (compiled["tratamiento"] + _ES_TRATAMIENTO_T, 1, many),
+                (_ES_EVOLUCION_HEAD_T, 0, 1),
+                (compiled["evolucion"] + _ES_EVOLUCION_T, 1, many),
+            ],
+            target_words - 85,  # the header and the footer
+        )
+        # The diagnosis opens the treatment section; the discharge opens the follow-up.
+        planned = [opening, antecedentes, actual, exploracion, pruebas,
+                   [rng.choice(_ES_TRATAMIENTO_HEAD_T), *tratamiento], alta + evolucion]
         w = self.w
         if rng.random() < 0.3:
             for position, (paragraph, titles) in enumerate(zip(planned, _ES_SECTION_TITLES)):
@@ -1084,7 +1302,7 @@ class _SpanishNote(_Composer):
         w.phi(self._street(with_floor=True), "CALLE")
         w.text(".\nLocalidad/ Provincia: ")
         w.phi(self.city, "TERRITORIO")
-        if self.province != self.city and self.province != "Ciudad" and rng.random() < 0.4:
+        if self.province != self.city and rng.random() < 0.4:
             w.text(", ")
             w.phi(self.province, "TERRITORIO")
         w.text(".\nCP: ")
@@ -1144,7 +1362,7 @@ class _SpanishNote(_Composer):
 
 
 _CASES_ES_CHILD = tuple(case for case in _CASES_ES if case.ages[1] < 16)
-_CASES_ES_ADULT = tuple(case for case in _CASES_ES if case.ages[1] >= 16)
+_CASES_ES_ADULT = tuple(case for case in _CASES_ES if case.ages[0] >= 16)
 _ES_OPENINGS_ADULT_T = _SpanishNote.compile_all(_ES_OPENINGS_ADULT)
 _ES_OPENINGS_CHILD_T = _SpanishNote.compile_all(_ES_OPENINGS_CHILD)
 _ES_ANTECEDENTES_ADULT_T = _SpanishNote.compile_all(_ES_ANTECEDENTES_ADULT)
@@ -1152,6 +1370,10 @@ _ES_ANTECEDENTES_CHILD_T = _SpanishNote.compile_all(_ES_ANTECEDENTES_CHILD)
 _ES_ACTUAL_T = _SpanishNote.compile_all(_ES_ACTUAL)
 _ES_EXPLORACION_T = _SpanishNote.compile_all(_ES_EXPLORACION)
 _ES_PRUEBAS_T = _SpanishNote.compile_all(_ES_PRUEBAS)
+_ES_EXPLORACION_NINO_T = _SpanishNote.compile_all(_ES_EXPLORACION_NINO)
+_ES_PRUEBAS_NINO_T = _SpanishNote.compile_all(_ES_PRUEBAS_NINO)
+_ES_HABITOS_T = _SpanishNote.compile_all(_ES_HABITOS)
+_ES_ANTECEDENTES_FAMILIARES_T = _SpanishNote.compile_all(_ES_ANTECEDENTES_FAMILIARES)
 _ES_TRATAMIENTO_HEAD_T = _SpanishNote.compile_all(_ES_TRATAMIENTO_HEAD)
 _ES_TRATAMIENTO_T = _SpanishNote.compile_all(_ES_TRATAMIENTO)
 _ES_EVOLUCION_HEAD_T = _SpanishNote.compile_all(_ES_EVOLUCION_HEAD)
@@ -1175,6 +1397,8 @@ _PROFESSIONS_EN = ("retired teacher", "truck driver", "nurse", "accountant", "co
                    "software engineer", "electrician", "retired firefighter", "cashier", "mechanic",
                    "farmer", "lawyer", "bus driver", "chef", "postal worker", "librarian", "plumber",
                    "security guard", "real estate agent", "retired machinist")
+_PMH_EN = ("hypertension", "type 2 diabetes", "hyperlipidemia", "COPD", "atrial fibrillation",
+           "chronic kidney disease", "hypothyroidism", "osteoarthritis", "depression", "gout", "asthma")
 _HOSPITAL_SUFFIXES = ("Medical Center", "General Hospital", "Memorial Hospital", "Community Hospital",
                       "Regional Medical Center", "University Hospital")
 
@@ -1254,34 +1478,63 @@ _EN_DISPOSITION = (
 )
 
 
+@dataclass(frozen=True)
+class _EnglishVocabulary:
+    """Faker en_US values drawn once per call: its weighted US name tables cost ~50 µs a draw."""
+
+    female_names: tuple[str, ...]
+    male_names: tuple[str, ...]
+    last_names: tuple[str, ...]
+    cities: tuple[str, ...]
+    streets: tuple[str, ...]
+    companies: tuple[str, ...]
+
+    @classmethod
+    def from_faker(cls, faker: Faker) -> "_EnglishVocabulary":
+        return cls(
+            female_names=tuple(faker.first_name_female() for _ in range(600)),
+            male_names=tuple(faker.first_name_male() for _ in range(600)),
+            last_names=tuple(faker.last_name() for _ in range(1500)),
+            cities=tuple(faker.city() for _ in range(300)),
+            streets=tuple(faker.street_name() for _ in range(400)),
+            companies=tuple(faker.company() for _ in range(300)),
+        )
+
+
 class _EnglishNote(_Composer):
+    """One English discharge summary labelled with i2b2-2014 names."""
+
     NUMBERS = {
         "minutes": (20, 90, 0), "troponin": (0.1, 12.0, 2), "days": (2, 10, 0), "glucose": (350, 900, 0),
         "gap": (18, 32, 0), "hemoglobin": (5.5, 9.5, 1), "pounds": (5, 20, 0), "ef": (20, 45, 0),
     }
 
-    def __init__(self, *, rng: random.Random, faker: Faker) -> None:
+    def __init__(self, *, rng: random.Random, faker: Faker, vocabulary: _EnglishVocabulary) -> None:
         super().__init__(rng=rng, faker=faker)
-        f = faker
+        v = vocabulary
         self.case = rng.choice(_CASES_EN)
         self.female = rng.random() < 0.5
         self.age = rng.randint(22, 94)
-        self.first_name = f.first_name_female() if self.female else f.first_name_male()
-        self.last_name = f.last_name()
-        self.city = f.city()
-        self.state = f.state_abbr() if rng.random() < 0.6 else f.state()
+        self.first_name = rng.choice(v.female_names if self.female else v.male_names)
+        self.last_name = rng.choice(v.last_names)
+        self.city = rng.choice(v.cities)
+        self.state = faker.state_abbr() if rng.random() < 0.6 else faker.state()
+        self.street = f"{rng.randint(1, 9999)} {rng.choice(v.streets)}"
         self.admission = dt.date(2008, 1, 1) + dt.timedelta(days=rng.randrange(14 * 365))
         self.cursor = self.admission
-        self.doctor = f"{f.first_name()} {f.last_name()}"
-        self.doctor2 = f"{f.first_name()} {f.last_name()}"
-        self.hospital = f"{f.last_name()} {rng.choice(_HOSPITAL_SUFFIXES)}"
-        self.hospital2 = f"{f.city()} {rng.choice(_HOSPITAL_SUFFIXES)}"
-        self.organization = f.company()
+        self.doctor = self._person(v)
+        self.doctor2 = self._person(v)
+        self.hospital = f"{rng.choice(v.last_names)} {rng.choice(_HOSPITAL_SUFFIXES)}"
+        self.hospital2 = f"{rng.choice(v.cities)} {rng.choice(_HOSPITAL_SUFFIXES)}"
+        self.organization = rng.choice(v.companies)
         self.profession = rng.choice(_PROFESSIONS_EN)
         self.date_style = rng.randrange(4)
-        self.next_pmh = _Draw(["hypertension", "type 2 diabetes", "hyperlipidemia", "COPD", "atrial fibrillation",
-                               "chronic kidney disease", "hypothyroidism", "osteoarthritis", "depression"], rng)
+        self.next_pmh = _Draw(list(_PMH_EN), rng)
         self.next_reason = _Draw(list(self.case.reason), rng)
+
+    def _person(self, v: _EnglishVocabulary) -> str:
+        first = self.rng.choice(v.female_names if self.rng.random() < 0.5 else v.male_names)
+        return f"{first} {self.rng.choice(v.last_names)}"
 
     def _format_date(self, day: dt.date, style: int) -> str:
         if style == 0:
@@ -1295,15 +1548,12 @@ class _EnglishNote(_Composer):
     def _s_age(self) -> None:
         self.w.phi(str(self.age), "AGE")
 
-    def _name_reference(self, capital: bool) -> None:
+    def _s_Patient(self) -> None:
         if self.rng.random() < 0.7:
             self.w.text("Ms. " if self.female else "Mr. ")
             self.w.phi(self.last_name, "PATIENT")
         else:
             self.w.phi(f"{self.first_name} {self.last_name}", "PATIENT")
-
-    def _s_Patient(self) -> None:
-        self._name_reference(capital=True)
 
     def _s_sex(self) -> None:
         self.w.text("woman" if self.female else "man")
@@ -1368,19 +1618,18 @@ class _EnglishNote(_Composer):
     def compose(self, *, name: str, meta: dict) -> Document:
         rng = self.rng
         w = self.w
-        f = self.faker
         w.text("Record date: ")
-        w.phi(self._format_date(self.admission, self.date_style), "DATE")
+        self._s_admission()
         w.text("\n\n")
         w.phi(self.hospital, "HOSPITAL")
         w.text("\n")
-        w.phi(f"{rng.randint(1, 9999)} {f.street_name()}", "STREET")
+        w.phi(self.street, "STREET")
         w.text("\n")
         w.phi(self.city, "CITY")
         w.text(", ")
         w.phi(self.state, "STATE")
         w.text(" ")
-        w.phi(f.zipcode(), "ZIP")
+        w.phi(self.faker.zipcode(), "ZIP")
         w.text("\n\nDISCHARGE SUMMARY\n\nPatient: ")
         w.phi(f"{self.first_name} {self.last_name}", "PATIENT")
         w.text("\nMRN: ")
@@ -1390,23 +1639,22 @@ class _EnglishNote(_Composer):
             w.phi(f"{rng.choice('ABCDEFGHK')}{self._digits(7)}", "IDNUM")
         w.text("\nAdmission date: ")
         self._s_admission()
-        if rng.random() < 0.5:
-            w.text("\nCountry of residence: ")
+        if rng.random() < 0.3:
+            w.text("\nCountry: ")
             w.phi("USA", "COUNTRY")
         w.text("\nAttending: ")
         w.phi(self.doctor, "DOCTOR")
         w.text(", MD\n\nHISTORY OF PRESENT ILLNESS: ")
         compiled = _COMPILED_EN[id(self.case)]
-        target_words = int(120 + 330 * rng.random())
-        openings, history, course, disposition = self._plan(
-            [(_EN_OPENINGS_T, 1), (compiled["history"] + _EN_HISTORY_T, 2), (compiled["course"] + _EN_COURSE_T, 2),
-             (_EN_DISPOSITION_T, 1)],
-            target_words - 60,
+        target_words = int(130 + 320 * rng.random())
+        opening, present, history, course, disposition = self._plan(
+            [(_EN_OPENINGS_T, 1, 1), (compiled["history"], 1, 9), (_EN_HISTORY_T, 1, 9),
+             (compiled["course"] + _EN_COURSE_T, 2, 9), (_EN_DISPOSITION_T, 1, 9)],
+            target_words - 60,  # the header and the signature
         )
-        self.render_paragraph(openings + history[:1])
-        if history[1:]:
-            w.text("\n\nPAST HISTORY: ")
-            self.render_paragraph(history[1:])
+        self.render_paragraph(opening + present)
+        w.text("\n\nPAST HISTORY: ")
+        self.render_paragraph(history)
         w.text("\n\nHOSPITAL COURSE: ")
         self.render_paragraph(course)
         w.text("\n\nDISPOSITION: ")
@@ -1414,8 +1662,8 @@ class _EnglishNote(_Composer):
         w.text("\n\n")
         w.phi(self.doctor, "DOCTOR")
         w.text(", MD\n")
-        email_user = f"{_ascii(self.doctor.split()[0])[0]}{_ascii(self.doctor.split()[-1])}"
-        w.phi(f"{email_user}@{f.free_email_domain()}", "EMAIL")
+        first, last = self.doctor.split()[0], self.doctor.split()[-1]
+        w.phi(f"{_ascii(first)[:1]}{_ascii(last)}@{self.faker.free_email_domain()}", "EMAIL")
         w.text("\n")
         return Document(text="".join(w.parts), spans=tuple(w.spans), name=name, meta=dict(meta))
 

@@ -39,6 +39,12 @@ def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> Non
             process.wait()
 
 
+def settings_data_dir():
+    from config.embedded import var_dir
+
+    return var_dir()
+
+
 def up() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     services = ensure_services()
@@ -67,7 +73,8 @@ def up() -> int:
             cwd=ROOT, start_new_session=True,
         )
         processes.append(web)
-        say(f"serving on http://{HOST}:{PORT}/ — Ctrl-C stops everything")
+        say(f"serving on http://{HOST}:{PORT}/ — log in with an account from {settings_data_dir() / 'credentials.txt'}; "
+            "Ctrl-C stops everything")
         while not stopping:
             for process in processes:
                 if process.poll() is not None:

@@ -147,7 +147,8 @@ def write(docs: Iterable[Document], out: Path) -> WriteSummary:
         # Each line must stay one token and one tag; a tokenizer change that let a tab or line break into
         # a token would otherwise corrupt the file without a sound.
         if block.count("\t") != len(tokens) + (len(docs) > 1) or block.count("\n") != len(lines) - 1 or "\r" in block:
-            raise FormatError(target.name, None, f"{doc.name or f'document {index}'}: a token contains a tab or line break")
+            name = doc.name or f"document {index}"
+            raise FormatError(target.name, None, f"{name}: a token contains a tab or line break")
         blocks.append(block)
         n_spans += len(spans)
         lossy += sum((Counter(spans) - Counter(kept)).values())

@@ -115,9 +115,14 @@ def sources(path: Path, suffixes: Iterable[str], *, what: str) -> list[Source]:
     suffixes = tuple(s.lower() for s in suffixes)
     if path.is_dir():
         found = sorted(
-            (p for p in path.iterdir() if p.suffix.lower() in suffixes and not p.name.startswith(".") and p.is_file()),
+            (p for p in path.iterdir() if p.suffix.lower() in suffixes and not p.name.startswith(".")),
             key=lambda p: p.name,
         )
+        for p in found:
+            # An unpacked upload could carry a link to a file elsewhere on the server; never follow it.
+            if p.is_symlink():
+                raise FormatError(f"{path.name}/{p.name}", None, "is a symbolic link; links are not followed")
+        found = [p for p in found if p.is_file()]
         if not found:
             listed = " or ".join(suffixes)
             raise FormatError(path.name, None, f"contains no {listed} files ({what} expected)")

@@ -60,7 +60,9 @@ class _Handler:
         if self.depth == 2:
             if name == "TEXT":
                 if self.text_line is not None:
-                    raise self.src.error(self.parser.CurrentLineNumber, f"second <TEXT> element (first on line {self.text_line})")
+                    raise self.src.error(
+                        self.parser.CurrentLineNumber, f"second <TEXT> element (first on line {self.text_line})"
+                    )
                 self.in_text = True
                 self.text_line = self.parser.CurrentLineNumber
             elif name == "TAGS":
@@ -141,7 +143,10 @@ _ATTRIBUTE_WHITESPACE = re.compile(r"\r\n|[\t\n\r]")
 # Characters XML 1.0 cannot carry at all, not even as a character reference.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\t": "&#9;", "\n": "&#10;", "\r": "&#13;"})
+# Tab and line breaks as references too: a parser would turn them into spaces inside an attribute.
+_ATTR_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\t": "&#9;", "\n": "&#10;", "\r": "&#13;"}
+)
 
 
 def _cdata(text: str) -> str:
@@ -174,7 +179,12 @@ def write(docs: Iterable[Document], out: Path, *, root_tag: str = DEFAULT_ROOT) 
                 None,
                 f"the text has character U+{ord(bad.group()):04X} at offset {bad.start()}, which XML cannot hold",
             )
-        lines = ["<?xml version='1.0' encoding='UTF-8'?>", f"<{root_tag}>", f"  <TEXT>{_cdata(text)}</TEXT>", "  <TAGS>"]
+        lines = [
+            "<?xml version='1.0' encoding='UTF-8'?>",
+            f"<{root_tag}>",
+            f"  <TEXT>{_cdata(text)}</TEXT>",
+            "  <TAGS>",
+        ]
         for number, span in enumerate(spans, start=1):
             label = span.label
             if _NOT_XML.search(label) is not None:

@@ -107,9 +107,8 @@ def _parse_spans(raw: Any, text_length: int, src: Source, lineno: int) -> tuple[
         elif isinstance(item, list) and len(item) == 3:
             start, end, label = item
         else:
-            raise src.error(
-                lineno, f'span {number}: expected {{"start", "end", "label"}} or [start, end, label], found {_json_kind(item)}'
-            )
+            shape = '{"start", "end", "label"} or [start, end, label]'
+            raise src.error(lineno, f"span {number}: expected {shape}, found {_json_kind(item)}")
         for field, value in (("start", start), ("end", end)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise src.error(lineno, f'span {number}: "{field}" must be an integer, found {json.dumps(value)}')
@@ -153,7 +152,8 @@ def write(docs: Iterable[Document], out: Path) -> WriteSummary:
         try:
             lines.append(json.dumps(record, ensure_ascii=False))
         except (TypeError, ValueError) as exc:
-            raise FormatError(target.name, None, f"{doc.name or f'document {index}'}: meta cannot be written as JSON ({exc})") from None
+            name = doc.name or f"document {index}"
+            raise FormatError(target.name, None, f"{name}: meta cannot be written as JSON ({exc})") from None
         n_docs += 1
         n_spans += len(spans)
     # json.dumps escapes "\n" inside strings, so each record is exactly one line; U+2028 stays raw, which is

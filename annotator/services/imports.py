@@ -13,7 +13,6 @@ from annotator.formats import read_corpus, validate_spans
 from annotator.formats.errors import SpanProblem
 from annotator.models import Annotation, AuditEvent, Document, Project
 from annotator.services.audit import record_event
-from learning.core.text import tokenize
 from learning.core.types import Document as CorpusDocument
 
 FORMATS = ("txt", "jsonl", "brat", "conll", "i2b2xml")
@@ -97,7 +96,7 @@ def import_documents(
             known.add(digest)
             new_rows.append(Document(
                 project=project, external_id=document.name[:500], text=document.text, content_hash=digest,
-                meta=dict(document.meta), role=role, status=status, n_tokens=len(tokenize(document.text)),
+                meta=dict(document.meta), role=role, status=status,
             ))
             new_sources.append(document)
         Document.objects.bulk_create(new_rows, batch_size=2000)

@@ -421,7 +421,10 @@ class FeatureExtractor:
                 out.append(tuple(feats))
                 if tokens[q].text == ":":
                     words = [t.text.lower() for t in tokens[key_start:q] if t.text[0].isalnum()]
-                    key = " ".join(words[-3:]) if words else None
+                    # After an earlier key on the line, the words before this colon end with the
+                    # previous value ("Médico: Ana Gil NºCol:"), so only the last word is the key.
+                    width = 3 if key is None else 1
+                    key = " ".join(words[-width:]) if words else None
                     key_last = words[-1] if words else ""
                     since_colon = 0
                     key_start = q + 1

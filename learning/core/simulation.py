@@ -85,7 +85,9 @@ def _pool_scores(tagger: Any, strategy: Strategy, pool_docs: Sequence[Document])
     return strategy.score_many(marginals, list(tagger.labels_).index(OUTSIDE))
 
 
-def _summarise(points_per_run: list[list[dict[str, Any]]], type_names: list[str]) -> dict[str, Any]:
+def _summarise(
+    points_per_run: list[list[dict[str, Any]]], orders: list[list[int]], type_names: list[str]
+) -> dict[str, Any]:
     docs = [p["docs"] for p in points_per_run[0]]
     f1 = np.array([[p["f1"] for p in run] for run in points_per_run])
     precision = np.array([[p["precision"] for p in run] for run in points_per_run])
@@ -113,7 +115,12 @@ def _summarise(points_per_run: list[list[dict[str, Any]]], type_names: list[str]
             "precision": float(precision.mean(axis=0)[-1]),
             "recall": float(recall.mean(axis=0)[-1]),
         },
-        "runs": {"f1": f1.tolist(), "precision": precision.tolist(), "recall": recall.tolist()},
+        "runs": {
+            "f1": f1.tolist(),
+            "precision": precision.tolist(),
+            "recall": recall.tolist(),
+            "selected": orders,
+        },
     }
 
 
@@ -138,7 +145,8 @@ def simulate(
 
     Returns ``{"config": {...}, "strategies": {NAME: {"docs", "f1_mean", "f1_sd", "precision_mean",
     "recall_mean", "per_type_f1", "aulc", "docs_to", "final", "runs"[, "aulc_vs_random"]}},
-    "seconds": float}``; ``aulc_vs_random`` (AULC over Random's) appears when Random is among the strategies.
+    "seconds": float}``. ``runs`` holds every run's curves and ``selected``, the pool indices in the order
+    they were labelled; ``aulc_vs_random`` (AULC over Random's) appears when Random is among the strategies.
     """
     from tqdm import tqdm
 
@@ -160,6 +168,7 @@ def simulate(
     total = runs * len(chosen) * (steps + 1)
     done = 0
     curves: dict[str, list[list[dict[str, Any]]]] = {name: [] for name in names}
+    orders: dict[str, list[list[int]]] = {name: [] for name in names}
     bar = tqdm(total=total, desc="simulate", unit="model", disable=not sys.stderr.isatty(), leave=False)
 
     def report(run: int, name: str, point: dict[str, Any]) -> None:
@@ -195,10 +204,11 @@ def simulate(
                     points.append(point)
                     report(run, strategy.name, point)
                 curves[strategy.name].append(points)
+                orders[strategy.name].append([int(i) for i in labelled])
     finally:
         bar.close()
 
-    results = {name: _summarise(curves[name], type_names) for name in names}
+    results = {name: _summarise(curves[name], orders[name], type_names) for name in names}
     random_name = next((s.name for s in chosen if s.kind == "random"), None)
     if random_name is not None:
         reference = results[random_name]["aulc"]

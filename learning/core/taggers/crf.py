@@ -181,8 +181,11 @@ class CRFTagger:
             raise NotFittedError("CRFTagger is not fitted; call fit(docs) first")
 
     def __getstate__(self) -> dict:
+        # Cached features are process-local: a pickled tagger carries its model, not the cache (an
+        # unpickled tagger featurizes through the process-wide default cache).
         state = self.__dict__.copy()
         state["_vocab_rows"] = None
+        state["feature_cache"] = None
         return state
 
     # Prediction -----------------------------------------------------------------------------------------

@@ -42,7 +42,9 @@ def test_format_error_fields_and_text():
         7,
         "offset 812 is past the end of the text (801 characters)",
     )
-    assert str(err) == "dev/S0004-06142005000700014-1.ann, line 7: offset 812 is past the end of the text (801 characters)"
+    assert str(err) == (
+        "dev/S0004-06142005000700014-1.ann, line 7: offset 812 is past the end of the text (801 characters)"
+    )
     assert str(FormatError("a.xml", None, "is empty")) == "a.xml: is empty"
     assert isinstance(err, ValueError)
     copy = pickle.loads(pickle.dumps(err))
@@ -61,9 +63,18 @@ def test_the_well_formed_brat_fixture_reads(tmp_path):
 @pytest.mark.parametrize(
     ("ann", "expected"),
     [
-        (GOOD_ANN + "T3\tFECHAS 40", "corpus/rec.ann, line 4: truncated annotation T3: expected ID<TAB>LABEL START END<TAB>TEXT"),
-        (GOOD_ANN + "T3\tFECHAS 40 5x\t12/03/2019\n", "corpus/rec.ann, line 4: annotation T3: offset '5x' is not a non-negative integer"),
-        (GOOD_ANN + "T3\tFECHAS 41 58\t12/03/2019.\n", "corpus/rec.ann, line 4: offset 58 is past the end of the text (52 characters)"),
+        (
+            GOOD_ANN + "T3\tFECHAS 40",
+            "corpus/rec.ann, line 4: truncated annotation T3: expected ID<TAB>LABEL START END<TAB>TEXT",
+        ),
+        (
+            GOOD_ANN + "T3\tFECHAS 40 5x\t12/03/2019\n",
+            "corpus/rec.ann, line 4: annotation T3: offset '5x' is not a non-negative integer",
+        ),
+        (
+            GOOD_ANN + "T3\tFECHAS 41 58\t12/03/2019.\n",
+            "corpus/rec.ann, line 4: offset 58 is past the end of the text (52 characters)",
+        ),
         (GOOD_ANN + "T3\tFECHAS 41 41\t\n", "corpus/rec.ann, line 4: empty span: start 41 is not before end 41"),
         (
             GOOD_ANN + "T3\tFECHAS 41 43;44 46\t12 03\n",
@@ -75,9 +86,15 @@ def test_the_well_formed_brat_fixture_reads(tmp_path):
             "corpus/rec.ann, line 1: annotation T1 says 'Ana Garcia' but the text at 10-20 is 'Ana García'",
         ),
         (GOOD_ANN + "T1\tEDAD 22 24\t45\n", "corpus/rec.ann, line 4: duplicate annotation id T1 (also on line 1)"),
-        (GOOD_ANN + "T3\tFECHAS\t12/03/2019\n", "corpus/rec.ann, line 4: annotation T3: expected LABEL START END, found 'FECHAS'"),
+        (
+            GOOD_ANN + "T3\tFECHAS\t12/03/2019\n",
+            "corpus/rec.ann, line 4: annotation T3: expected LABEL START END, found 'FECHAS'",
+        ),
     ],
-    ids=["truncated", "non-integer", "past-end", "empty-span", "discontinuous", "surface-mismatch", "duplicate-id", "no-offsets"],
+    ids=[
+        "truncated", "non-integer", "past-end", "empty-span", "discontinuous", "surface-mismatch", "duplicate-id",
+        "no-offsets",
+    ],
 )
 def test_brat_malformed_ann(tmp_path, ann, expected):
     err = _error(_brat(tmp_path, ann), "brat")
@@ -143,6 +160,13 @@ def test_missing_path_and_folder_without_files(tmp_path):
     assert str(_error(tmp_path / "docs", "i2b2xml")) == "docs: contains no .xml files (i2b2 XML files expected)"
 
 
+def test_symbolic_link_in_a_folder_is_refused(tmp_path):
+    _write(tmp_path / "up" / "a.txt", "hola")
+    (tmp_path / "up" / "b.txt").symlink_to(_write(tmp_path / "secret.txt", "no"))
+
+    assert str(_error(tmp_path / "up", "txt")) == "up/b.txt: is a symbolic link; links are not followed"
+
+
 # --- JSON Lines -------------------------------------------------------------------------------------
 
 
@@ -164,13 +188,22 @@ def test_missing_path_and_folder_without_files(tmp_path):
             "batch.jsonl, line 1: span 2: offset 9 is past the end of the text (3 characters)",
         ),
         ('{"text": "Ana", "spans": [{"start": 0, "end": 3}]}\n', 'batch.jsonl, line 1: span 1: missing field "label"'),
-        ('{"text": "a", "id": "x"}\n{"text": "b", "id": "x"}\n', "batch.jsonl, line 2: duplicate document name 'x' (first used at batch.jsonl, line 1)"),
-        ('{"text": "\\ud800 roto"}\n', 'batch.jsonl, line 1: field "text" contains an unpaired surrogate at character 0'),
+        (
+            '{"text": "a", "id": "x"}\n{"text": "b", "id": "x"}\n',
+            "batch.jsonl, line 2: duplicate document name 'x' (first used at batch.jsonl, line 1)",
+        ),
+        (
+            '{"text": "\\ud800 roto"}\n',
+            'batch.jsonl, line 1: field "text" contains an unpaired surrogate at character 0',
+        ),
         ('{"text": "   "}\n', 'batch.jsonl, line 1: field "text" is empty'),
         ("\n \n", "batch.jsonl: is empty"),
         ("", "batch.jsonl: is empty"),
     ],
-    ids=["invalid-json", "missing-text", "not-object", "string-offset", "past-end", "no-label", "duplicate-name", "surrogate", "blank-text", "blank-file", "zero-bytes"],
+    ids=[
+        "invalid-json", "missing-text", "not-object", "string-offset", "past-end", "no-label", "duplicate-name",
+        "surrogate", "blank-text", "blank-file", "zero-bytes",
+    ],
 )
 def test_jsonl_malformed(tmp_path, content, expected):
     path = _write(tmp_path / "batch.jsonl", content)
@@ -203,7 +236,10 @@ def test_conll_malformed(tmp_path, content, expected):
 
 
 def _xml(tags: str, text: str = "Ana García vino") -> str:
-    return f"<?xml version='1.0' encoding='UTF-8'?>\n<R>\n  <TEXT><![CDATA[{text}]]></TEXT>\n  <TAGS>\n{tags}  </TAGS>\n</R>\n"
+    return (
+        f"<?xml version='1.0' encoding='UTF-8'?>\n<R>\n  <TEXT><![CDATA[{text}]]></TEXT>\n"
+        f"  <TAGS>\n{tags}  </TAGS>\n</R>\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -213,9 +249,15 @@ def _xml(tags: str, text: str = "Ana García vino") -> str:
             _xml('    <NAME id="T1" start="0" end="3" text="Ana" TYPE="N">\n'),
             "rec.xml, line 6: invalid XML: mismatched tag (column 5)",  # where </TAGS> meets the open <NAME>
         ),
-        ("<R>\n<TEXT>Ana & Co</TEXT>\n</R>\n", "rec.xml, line 2: invalid XML: not well-formed (invalid token) (column 12)"),
         (
-            _xml('    <NAME id="T1" start="0" end="3" text="Ana" TYPE="N"/>\n    <NAME id="T2" start="4" end="40" text="García" TYPE="N"/>\n'),
+            "<R>\n<TEXT>Ana & Co</TEXT>\n</R>\n",
+            "rec.xml, line 2: invalid XML: not well-formed (invalid token) (column 12)",
+        ),
+        (
+            _xml(
+                '    <NAME id="T1" start="0" end="3" text="Ana" TYPE="N"/>\n'
+                '    <NAME id="T2" start="4" end="40" text="García" TYPE="N"/>\n'
+            ),
             "rec.xml, line 6: <NAME> T2: offset 40 is past the end of the text (15 characters)",
         ),
         (
@@ -232,7 +274,10 @@ def _xml(tags: str, text: str = "Ana García vino") -> str:
         ("", "rec.xml: is empty"),
         (b"<R>\x00</R>", "rec.xml, line 1: is not UTF-8 text (binary file?)"),
     ],
-    ids=["mismatched-tag", "bare-ampersand", "past-end", "text-mismatch", "no-end", "non-integer", "no-text", "dtd", "empty", "binary"],
+    ids=[
+        "mismatched-tag", "bare-ampersand", "past-end", "text-mismatch", "no-end", "non-integer", "no-text", "dtd",
+        "empty", "binary",
+    ],
 )
 def test_i2b2xml_malformed(tmp_path, content, expected):
     path = _write(tmp_path / "rec.xml", content)
@@ -249,6 +294,8 @@ def test_unknown_label_is_reported_by_validate_spans(tmp_path):
     problems = validate_spans(docs, labels=["NOMBRE", "EDAD", "FECHAS"], allow_overlap=False)
 
     assert problems == [
-        SpanProblem("rec", Span(40, 50, "FECHA_INGRESO"), "unknown_label", "label 'FECHA_INGRESO' is not in the label set")
+        SpanProblem(
+            "rec", Span(40, 50, "FECHA_INGRESO"), "unknown_label", "label 'FECHA_INGRESO' is not in the label set"
+        )
     ]
     assert str(problems[0]) == "rec: span 40-50 FECHA_INGRESO: label 'FECHA_INGRESO' is not in the label set"

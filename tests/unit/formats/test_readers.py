@@ -146,7 +146,13 @@ def test_conll_docstart_iob1_and_columns(tmp_path):
 
     assert first.name == "mini:1"
     assert first.text == "John Smith visited Paris\nRome\nJane Doe"
-    assert first.spans == (Span(0, 10, "PER"), Span(19, 24, "LOC"), Span(25, 29, "LOC"), Span(30, 34, "PER"), Span(35, 38, "ORG"))
+    assert first.spans == (
+        Span(0, 10, "PER"),
+        Span(19, 24, "LOC"),
+        Span(25, 29, "LOC"),
+        Span(30, 34, "PER"),
+        Span(35, 38, "ORG"),
+    )
     assert second == Document(text="Only words", spans=(), name="mini:2")
 
 
@@ -209,7 +215,12 @@ def test_jsonl_fields_names_and_meta(tmp_path):
     docs = read_corpus(path, "jsonl")
 
     assert docs == [
-        Document(text="Ana vive en Soria.", spans=(Span(0, 3, "NAME"), Span(12, 17, "LOC")), name="n1", meta={"site": "H1"}),
+        Document(
+            text="Ana vive en Soria.",
+            spans=(Span(0, 3, "NAME"), Span(12, 17, "LOC")),
+            name="n1",
+            meta={"site": "H1"},
+        ),
         Document(text="Sin datos.", name="42", meta={"source": "ocr"}),
         Document(text="Otro.", name="m7", meta={"id": "m7"}),
         Document(text="Nada.", name="batch.jsonl:5"),
@@ -252,7 +263,8 @@ def test_i2b2xml_labels_cdata_and_positionless_tags(tmp_path):
 def test_i2b2xml_text_attribute_with_unescaped_line_break_is_accepted(tmp_path):
     path = _write(
         tmp_path / "wrap.xml",
-        '<R><TEXT><![CDATA[Calle\nMayor 3]]></TEXT><TAGS><LOCATION start="0" end="13" text="Calle\nMayor 3" TYPE="CALLE"/></TAGS></R>',
+        "<R><TEXT><![CDATA[Calle\nMayor 3]]></TEXT>"
+        '<TAGS><LOCATION start="0" end="13" text="Calle\nMayor 3" TYPE="CALLE"/></TAGS></R>',
     )
 
     (doc,) = read_corpus(path, "i2b2xml")

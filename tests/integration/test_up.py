@@ -1,0 +1,97 @@
+"""``./deidloop up`` end to end: a cold start in an empty data folder serves the login page and the demo
+project, and SIGTERM stops every process it started."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, seconds: float) -> requests.Response:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            return requests.get(url, timeout=2)
+        except requests.ConnectionError:
+            time.sleep(0.5)
+    raise AssertionError(f"{url} did not answer within {seconds} s")
+
+
+@pytest.mark.slow
+def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
+    # Inside the checkout (not /tmp/pytest-of-root, which is private to root) so that PostgreSQL's
+    # unprivileged user can reach it when the tests run as root.
+    data = ROOT / "var" / f"up-test-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(DEIDLOOP_VAR=str(data), DEIDLOOP_PORT=str(port), DJANGO_SETTINGS_MODULE="config.settings")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "config.launcher", "up"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        login = wait_for(f"http://127.0.0.1:{port}/login/", 180)
+        assert login.status_code == 200 and "Log in" in login.text
+
+        credentials = (data / "credentials.txt").read_text()
+        password = re.search(r"^\s*annotator\s+(\S+)$", credentials, re.M).group(1)
+        session = requests.Session()
+        page = session.get(f"http://127.0.0.1:{port}/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+        home = session.post(
+            f"http://127.0.0.1:{port}/login/",
+            data={"username": "annotator", "password": password, "csrfmiddlewaretoken": token, "next": "/"},
+            headers={"Referer": f"http://127.0.0.1:{port}/login/"},
+        )
+        assert home.status_code == 200
+        assert "Demo: synthetic clinical notes" in home.text
+        api = session.get(f"http://127.0.0.1:{port}/api/projects/").json()
+        assert [project["schema_preset"] for project in api["results"]] == ["MEDDOCAN"]
+
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=90)
+        assert process.returncode == 0, output
+        assert "stopped" in output
+        assert not (data / "postgres" / "data" / "postmaster.pid").exists()
+        assert not (data / "redis" / "redis.pid").exists()
+        with pytest.raises(requests.ConnectionError):
+            requests.get(f"http://127.0.0.1:{port}/login/", timeout=2)
+
+        # A second start reuses the data folder: same accounts, one demo project.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "config.launcher", "up"], cwd=ROOT, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        assert wait_for(f"http://127.0.0.1:{port}/login/", 120).status_code == 200
+        assert (data / "credentials.txt").read_text() == credentials
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=90)
+        assert process.returncode == 0
+        assert "created on first run" in output
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        # Anything left behind by a failure above must not outlive the test.
+        pg_ctl = subprocess.run(["pgrep", "-f", str(data)], capture_output=True, text=True).stdout.split()
+        for pid in pg_ctl:
+            os.kill(int(pid), signal.SIGKILL)
+        shutil.rmtree(data, ignore_errors=True)

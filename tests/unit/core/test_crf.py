@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from learning.core.features import FeatureCache
+from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
+from learning.core.taggers.crf import CRFModelFormatError, CRFTagger, read_crfsuite_weights
+from learning.core.text import tokenize
+from learning.core.types import Document, Span
+
+from .meddocan import read_split
+
+FIRST = ["Ana", "Luis", "Marta", "Jorge", "Elena", "Pablo", "Lucía", "Sergio", "Irene", "Tomás"]
+LAST = ["García", "Pérez", "Rivera", "Bueno", "Navarro", "Cuéllar", "Soto", "Gil", "Romero", "Vidal"]
+FILLER = [
+    "Paciente que acude por dolor abdominal.",
+    "Se pauta tratamiento y control en consulta.",
+    "No refiere alergias medicamentosas conocidas.",
+]
+
+
+def synthetic_docs(n: int, seed: int) -> list[Document]:
+    rng = np.random.default_rng(seed)
+    docs = []
+    for k in range(n):
+        parts: list[str] = []
+        spans: list[Span] = []
+
+        def add(text: str, label: str | None = None) -> None:
+            start = sum(len(p) for p in parts)
+            parts.append(text)
+            if label:
+                spans.append(Span(start, start + len(text), label))
+
+        add("Nombre: ")
+        add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NAME")
+        add(".\nNHC: ")
+        add(str(rng.integers(100000, 9999999)), "ID")
+        add(".\nFecha de ingreso: ")
+        add(f"{rng.integers(1, 29):02d}/{rng.integers(1, 13):02d}/{rng.integers(1990, 2020)}", "DATE")
+        add(".\n" + " ".join(rng.choice(FILLER, size=2)) + "\n")
+        docs.append(Document("".join(parts), tuple(spans), name=f"doc{k}"))
+    return docs
+
+
+@pytest.fixture(scope="module")
+def fitted() -> CRFTagger:
+    return CRFTagger(max_iterations=40, feature_cache=FeatureCache()).fit(synthetic_docs(30, seed=0))
+
+
+def test_is_a_tagger_with_bio_labels(fitted):
+    assert isinstance(fitted, Tagger)
+    assert fitted.labels_ == ["O", "B-DATE", "B-ID", "B-NAME", "I-NAME"]
+    assert fitted.state_weights_.shape == (len(fitted.attributes_), 5)
+    assert fitted.transition_weights_.shape == (5, 5)
+
+
+def test_predicts_held_out_synthetic_documents_exactly(fitted):
+    test = synthetic_docs(5, seed=1)
+    assert fitted.predict(test) == [sorted(d.spans) for d in test]
+
+
+def test_fast_marginals_equal_crfsuite_marginals(fitted):
+    docs = synthetic_docs(4, seed=2) + [Document("Nombre: Pepe.\nTexto sin datos.")]
+    fast = fitted.predict_marginals(docs)
+    reference = fitted.predict_marginals_reference(docs)
+    for doc, f, r in zip(docs, fast, reference):
+        assert f.shape == (len(tokenize(doc.text)), len(fitted.labels_))
+        np.testing.assert_allclose(f.sum(axis=1), 1.0, atol=1e-12)
+        assert np.max(np.abs(f - r)) < 1e-5
+    # Viterbi and marginal argmax agree on these unambiguous documents.
+    assert [marginals_to_tags(m, fitted.labels_) for m in fast[:4]] == fitted.predict_tags(docs[:4])
+
+
+def test_model_weights_read_at_full_precision(fitted):
+    with open(fitted.crf_.modelfile.name, "rb") as fh:
+        n_labels, n_attrs, records = read_crfsuite_weights(fh.read())
+    assert (n_labels, n_attrs) == (5, len(fitted.attributes_))
+    dump = fitted.crf_.tagger_.info().state_features
+    index = {a: i for i, a in enumerate(fitted.attributes_)}
+    for (attr, label), w in list(dump.items())[:200]:
+        assert abs(fitted.state_weights_[index[attr], fitted.labels_.index(label)] - w) <= 5e-7
+    with pytest.raises(CRFModelFormatError):
+        read_crfsuite_weights(b"not a model file at all, not even close to one....")
+
+
+def test_features_are_extracted_once_per_text():
+    cache = FeatureCache()
+    docs = synthetic_docs(6, seed=3)
+    tagger = CRFTagger(max_iterations=5, feature_cache=cache).fit(docs)
+    assert (cache.misses, cache.hits) == (6, 0)
+    tagger.predict_marginals(docs)
+    CRFTagger(max_iterations=5, c2=0.5, feature_cache=cache).fit(docs[:3])
+    assert (cache.misses, cache.hits) == (6, 9)
+
+
+def test_pickle_round_trip_keeps_predictions(fitted):
+    docs = synthetic_docs(2, seed=4)
+    clone = pickle.loads(pickle.dumps(fitted))
+    for a, b in zip(fitted.predict_marginals(docs), clone.predict_marginals(docs)):
+        np.testing.assert_array_equal(a, b)
+    assert clone.predict(docs) == fitted.predict(docs)
+
+
+def test_empty_documents_and_errors(fitted):
+    [m] = fitted.predict_marginals([Document("")])
+    assert m.shape == (0, 5)
+    assert fitted.predict([Document(" \n ")]) == [[]]
+    with pytest.raises(NotFittedError):
+        CRFTagger().predict_marginals([Document("a")])
+    with pytest.raises(ValueError):
+        CRFTagger().fit([])
+
+
+def test_meddocan_sample_marginals_match_crfsuite():
+    train = read_split("train", 25)
+    dev = read_split("dev", 5)
+    if not train:
+        pytest.skip("MEDDOCAN corpus not available")
+    tagger = CRFTagger(max_iterations=30, feature_cache=FeatureCache()).fit(train)
+    fast = tagger.predict_marginals(dev)
+    reference = tagger.predict_marginals_reference(dev)
+    assert max(float(np.max(np.abs(f - r))) for f, r in zip(fast, reference)) < 1e-5

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import numpy as np
+
+from learning.core.features import FeatureCache, FeatureExtractor, get_extractor, short_shape, word_shape
+
+
+def test_shapes():
+    assert word_shape("03/03/1946") == "dd/dd/dddd"
+    assert word_shape("Fernández") == "Xxxxx"
+    assert word_shape("NHC-123456") == "XXX-dddd"
+    assert short_shape("Fernández") == "Xx"
+    assert short_shape("03/03/1946") == "d/d/d"
+    assert short_shape("12345678X") == "dX"
+
+
+def attrs(text: str, token_text: str, extractor: FeatureExtractor | None = None) -> set[str]:
+    feats = (extractor or FeatureExtractor()).extract(text)
+    [t] = [i for i, tok in enumerate(feats.tokens) if tok.text == token_text]
+    return set(feats.token_attributes(t))
+
+
+def test_lexical_neighbour_and_line_key_features():
+    text = "Datos.\nFecha de Ingreso: 12/12/2016.\nMédico: Ignacio Navarro NºCol: 28 28 70973."
+    a = attrs(text, "12/12/2016")
+    assert {"w:12/12/2016", "sh:dd/dd/dddd", "rx:date", "f:numeric", "p2:12", "s4:2016"} <= a
+    assert {"-1:w::", "-2:w:ingreso", "+1:w:.", "+2:w:</s>", "b-::|12/12/2016"} <= a
+    assert {"k:fecha de ingreso", "k1:ingreso", "kd:1", "kdk:1:fecha de ingreso", "lp:4+"} <= a
+    assert "bos" not in a and "eos" not in a
+    b = attrs(text, "Ignacio")
+    assert {"k:médico", "kd:1", "f:title", "wc:Ignacio", "+1:w:navarro", "+1:f:title"} <= b
+    c = attrs(text, "70973")
+    assert {"k:nºcol", "k1:nºcol", "kd:3", "rx:idlike"} <= c
+    first = attrs(text, "Datos")
+    assert {"bos", "-1:w:<s>", "-2:w:<s>", "lp:0"} <= first
+
+
+def test_gazetteers():
+    ex = FeatureExtractor(gazetteers={"first_names": ["Ana", "José Luis"], "hospitals": ["Hospital La Paz"]})
+    a = attrs("Vista por José en La Paz y Ana", "José", ex)
+    assert "gw:first_names" in a and "g:first_names" not in a
+    assert "g:first_names" in attrs("Vista por Ana", "Ana", ex)
+    paz = attrs("en La Paz", "Paz", ex)
+    assert "gw:hospitals" in paz and "-1:gw:hospitals" in paz
+    assert FeatureExtractor().key != ex.key
+
+
+def test_matrix_and_items_agree():
+    ex = FeatureExtractor()
+    feats = ex.extract("Nombre: Ana.\nNHC: 123.")
+    m = feats.matrix()
+    assert m.shape == (len(feats.tokens), len(ex.vocabulary))
+    items = feats.sentence_items()
+    assert [len(s) for s in items] == [b - a for a, b in feats.sentences]
+    flat = [row for sentence in items for row in sentence]
+    for t, row in enumerate(flat):
+        cols = m[t].indices
+        assert sorted(ex.vocabulary.strings[c] for c in cols) == sorted(row)
+        assert np.all(m[t].data == 1.0)
+        assert len(set(row)) == len(row)
+
+
+def test_shared_extractor_and_cache_bounds():
+    assert get_extractor() is get_extractor(None)
+    assert get_extractor({"a": ["x"]}) is get_extractor({"a": ["x"]})
+    cache = FeatureCache(max_tokens=5)
+    ex = get_extractor()
+    first = cache.get(ex, "uno dos tres")
+    assert cache.get(ex, "uno dos tres") is first
+    cache.get(ex, "cuatro cinco seis")  # 6 tokens > 5: the oldest goes
+    assert len(cache) == 1
+    assert (cache.hits, cache.misses) == (1, 2)
