@@ -435,7 +435,7 @@ _CASES_ES = (
                  "La colangiorresonancia confirmó dos cálculos en el colédoco distal."),
         tratamiento=("Se realizó una CPRE con esfinterotomía y extracción de cálculos el {fecha}.",
                      "Posteriormente se realizó una colecistectomía laparoscópica sin complicaciones."),
-        evolucion=("Tras la intervención toleró la dieta oral y fue dad{o} de alta al tercer día.",),
+        evolucion=("Tras la intervención toleró la dieta oral sin incidencias.",),
     ),
     _Case(
         servicio="Aparato Digestivo", ages=(30, 85), diagnostico="pancreatitis aguda de origen biliar",
@@ -737,7 +737,7 @@ _ES_ANTECEDENTES_ADULT = (
     "Diagnosticad{o} de {antecedente} {edad_previa}, con buen control en su centro de salud.",
     "Ingresó en el {hospital2} en {fecha_previa} por una neumonía que se resolvió sin secuelas.",
     "Vive con {su_familiar} en {ciudad} y es independiente para las actividades básicas de la vida diaria.",
-    "Natural de {pais_origen}, reside en España desde {fecha_previa}.",
+    "Natural de {pais_origen}, reside en {espana} desde {fecha_previa}.",
     "{antecedentes_familiares}",
 )
 # Alternatives that exclude one another: a note uses one of each group.
@@ -759,7 +759,7 @@ _ES_ANTECEDENTES_CHILD = (
     "Sin alergias medicamentosas conocidas.",
     "Como antecedentes familiares, {su_familiar} padece {enfermedad_familiar}.",
     "Refiere que {un_familiar} presentó un cuadro similar en {fecha_previa}.",
-    "Vive con {su_familiar_plural} en {ciudad} y acude a la guardería.",
+    "Vive con {su_familiar_plural} en {ciudad}.",
 )
 _ES_ACTUAL = (
     "El {fecha_ingreso} acude a Urgencias por empeoramiento de los síntomas.",
@@ -802,7 +802,7 @@ _ES_TRATAMIENTO = (
     "El caso se comentó en el comité multidisciplinar del {hospital} el {fecha}.",
     "Se traslada al {hospital2} para valoración por el Servicio de {servicio_apoyo}, donde {lo} atiende {el_dr_otro}.",
     "Se informa a {su_familiar} de la situación clínica y se obtiene el consentimiento informado.",
-    "Se remitieron muestras {a_institucion} para completar el estudio.",
+    "Se remitieron muestras {a_laboratorio} para completar el estudio.",
 )
 _ES_EVOLUCION_HEAD = (
     "La evolución fue favorable y {el} paciente fue dad{o} de alta el {fecha}.",
@@ -813,9 +813,9 @@ _ES_EVOLUCION = (
     "En la revisión realizada el {fecha_control}, {paciente} se encuentra asintomátic{o}.",
     "Actualmente sigue controles periódicos en las consultas externas del {hospital} y en {el_centro_salud}.",
     "Se remite {al_dr_medico} para seguimiento en consultas.",
-    "El caso se notificó {a_institucion}.",
+    "El caso se notificó {a_autoridad}.",
     "Tras {meses} meses de seguimiento no ha presentado nuevos episodios.",
-    "{Paciente} ha podido reincorporarse a su actividad habitual.",
+    "{Paciente} se encuentra bien y sin secuelas.",
     "Para cualquier consulta, la unidad puede contactarse en el teléfono {telefono}.",
 )
 _ES_SECTION_TITLES = (
@@ -1149,35 +1149,39 @@ class _SpanishNote(_Composer):
     def _s_pais_origen(self) -> None:
         self.w.phi(self.rng.choice(_PAISES_ORIGEN), "PAIS")
 
+    def _s_espana(self) -> None:
+        self.w.phi("España", "PAIS")
+
     def _s_lugar_origen(self) -> None:
         if self.rng.random() < 0.5:
             self._s_pais_origen()
         else:
             self.w.phi(self._place()[2], "TERRITORIO")
 
-    def _s_a_institucion(self) -> None:
-        rng = self.rng
-        w = self.w
-        province = self.province
-        kind = rng.randrange(6)
-        if kind == 0:
-            w.text("al ")
-            w.phi(f"Instituto de Medicina Legal de {province}", "INSTITUCION")
-        elif kind == 1:
-            w.text("al ")
-            w.phi(f"Centro de Transfusión de {province}", "INSTITUCION")
-        elif kind == 2:
-            w.text("a la ")
-            w.phi(f"Universidad de {self.hospital_city}", "INSTITUCION")
-        elif kind == 3:
-            w.text("a la ")
-            w.phi(f"Facultad de Medicina de {self.hospital_city}", "INSTITUCION")
-        elif kind == 4:
-            w.text("al ")
-            w.phi("Sistema Español de Farmacovigilancia", "INSTITUCION")
-        else:
-            w.text("a la ")
-            w.phi(f"Fundación {self.faker.last_name()} {self.faker.last_name()}", "INSTITUCION")
+    def _institution(self, choices: Sequence[tuple[str, str]]) -> None:
+        """Write ``article + name`` for one (article, pattern); a pattern may use {city}, {province}, {surname}."""
+        article, pattern = self.rng.choice(choices)
+        self.w.text(article)
+        name = pattern.format(city=self.hospital_city, province=self.province, surname=self.faker.last_name())
+        self.w.phi(name, "INSTITUCION")
+
+    def _s_a_laboratorio(self) -> None:
+        self._institution((
+            ("al ", "Instituto de Investigación Sanitaria de {city}"),
+            ("a la ", "Facultad de Medicina de {city}"),
+            ("al laboratorio de referencia de la ", "Universidad de {city}"),
+            ("a la ", "Fundación {surname} de Investigación Biomédica"),
+            ("al ", "Centro de Transfusión de {province}"),
+        ))
+
+    def _s_a_autoridad(self) -> None:
+        self._institution((
+            ("al ", "Sistema Español de Farmacovigilancia"),
+            ("a la ", "Delegación Territorial de Sanidad de {province}"),
+            ("al ", "Registro de Tumores de {province}"),
+            ("a la ", "Red de Vigilancia Epidemiológica de {province}"),
+            ("al ", "Instituto de Medicina Legal de {province}"),
+        ))
 
     def _s_telefono(self) -> None:
         self.w.phi(self._phone(), "NUMERO_TELEFONO")

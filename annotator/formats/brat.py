@@ -120,16 +120,19 @@ def write(docs: Iterable[Document], out: Path) -> WriteSummary:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     n_spans = 0
+    writable_labels: set[str] = set()
     for index, (doc, stem) in enumerate(zip(docs, output_names(docs, out)), start=1):
         spans = check_spans_for_writing(doc, index, out)
         text = doc.text
         lines = []
         for number, span in enumerate(spans, start=1):
             label = span.label
-            if any(c.isspace() or c == ";" for c in label):
-                raise FormatError(
-                    f"{stem}.ann", None, f"label {label!r} cannot be written in brat (no spaces or ';' in labels)"
-                )
+            if label not in writable_labels:
+                if any(c.isspace() or c == ";" for c in label):
+                    raise FormatError(
+                        f"{stem}.ann", None, f"label {label!r} cannot be written in brat (no spaces or ';' in labels)"
+                    )
+                writable_labels.add(label)
             surface = text[span.start : span.end].replace("\r", " ").replace("\n", " ")
             lines.append(f"T{number}\t{label} {span.start} {span.end}\t{surface}\n")
         txt_path, ann_path = out / f"{stem}.txt", out / f"{stem}.ann"

@@ -144,11 +144,11 @@ def write(docs: Iterable[Document], out: Path) -> WriteSummary:
             lines.append("")
             kept.extend(bio_to_spans(tokens[i:j], tags[i:j]))
         block = "\n".join(lines)
-        # Each line must stay one token and one tag; a tokenizer change that let a tab or line break into
-        # a token would otherwise corrupt the file without a sound.
+        # Each line must stay one token and one tag; a tab or line break in a label, or one a tokenizer change
+        # let into a token, would otherwise corrupt the file without a sound.
         if block.count("\t") != len(tokens) + (len(docs) > 1) or block.count("\n") != len(lines) - 1 or "\r" in block:
             name = doc.name or f"document {index}"
-            raise FormatError(target.name, None, f"{name}: a token contains a tab or line break")
+            raise FormatError(target.name, None, f"{name}: a token or label contains a tab or line break")
         blocks.append(block)
         n_spans += len(spans)
         lossy += sum((Counter(spans) - Counter(kept)).values())

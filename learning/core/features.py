@@ -30,6 +30,7 @@ import hashlib
 import re
 from bisect import bisect_right
 from collections import OrderedDict
+from itertools import chain
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
@@ -282,6 +283,9 @@ class FeatureExtractor:
         intern = self.vocabulary.intern
         self._bos = (intern("bos"),)
         self._eos = (intern("eos"),)
+        self._line_pos = tuple((intern(f"lp:{p}"),) for p in ("0", "1", "2", "3", "4+"))
+        self._line_end = (intern("line_end"),)
+        self._key_distance = (-1,) + tuple(intern(f"kd:{d}") for d in ("1", "2", "3", "4+"))
         self._pad = {
             (off, side): (intern(f"{off:+d}:w:{side}"),)
             for off in (-2, -1, 1, 2)
@@ -345,52 +349,52 @@ class FeatureExtractor:
         tokens = tokenize(text)
         sentences = sentence_bounds(text, tokens)
         n = len(tokens)
+        index = self.vocabulary.index
         intern = self.vocabulary.intern
         lex = [self._lexical_ids(t.text) for t in tokens]
         context = self._line_context(text, tokens)
-
-        chunks: list[tuple[int, ...]] = []
-        counts = np.zeros(n, dtype=np.int64)
         pad = self._pad
+        start_1 = pad[(-1, "<s>")] + self._bos
+        start_2 = pad[(-2, "<s>")]
+        end_1 = pad[(1, "</s>")] + self._eos
+        end_2 = pad[(2, "</s>")]
+
+        rows: list[tuple[int, ...]] = []
+        append = rows.append
         for a, b in sentences:
+            # Bigram attribute ids around every boundary of the sentence: "b-" seen from the right-hand
+            # token, "b+" from the left-hand one.
+            forms = ["<s>"] + [lex[i][5] for i in range(a, b)] + ["</s>"]
+            left: list[int] = []
+            right: list[int] = []
+            for k in range(len(forms) - 1):
+                pair = f"{forms[k]}|{forms[k + 1]}"
+                name = "b-:" + pair
+                i_prev = index.get(name)
+                left.append(intern(name) if i_prev is None else i_prev)
+                name = "b+:" + pair
+                i_next = index.get(name)
+                right.append(intern(name) if i_next is None else i_next)
             for i in range(a, b):
                 own = lex[i]
-                parts = [own[0]]
-                if i - 1 >= a:
-                    parts.append(lex[i - 1][1])
-                    bigram_prev = intern(f"b-:{lex[i - 1][5]}|{own[5]}")
-                else:
-                    parts.append(pad[(-1, "<s>")])
-                    parts.append(self._bos)
-                    bigram_prev = intern(f"b-:<s>|{own[5]}")
-                if i - 2 >= a:
-                    parts.append(lex[i - 2][3])
-                else:
-                    parts.append(pad[(-2, "<s>")])
-                if i + 1 < b:
-                    parts.append(lex[i + 1][2])
-                    bigram_next = intern(f"b+:{own[5]}|{lex[i + 1][5]}")
-                else:
-                    parts.append(pad[(1, "</s>")])
-                    parts.append(self._eos)
-                    bigram_next = intern(f"b+:{own[5]}|</s>")
-                if i + 2 < b:
-                    parts.append(lex[i + 2][4])
-                else:
-                    parts.append(pad[(2, "</s>")])
-                parts.append((bigram_prev, bigram_next))
-                parts.append(context[i])
-                row = tuple(x for part in parts for x in part)
-                chunks.append(row)
-                counts[i] = len(row)
+                row = own[0]
+                row += lex[i - 1][1] if i > a else start_1
+                row += lex[i - 2][3] if i - 1 > a else start_2
+                row += lex[i + 1][2] if i + 1 < b else end_1
+                row += lex[i + 2][4] if i + 2 < b else end_2
+                k = i - a
+                append(row + (left[k], right[k + 1]) + context[i])
+        counts = np.fromiter(map(len, rows), dtype=np.int64, count=n)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        indices = np.fromiter((x for row in chunks for x in row), dtype=np.int32, count=int(indptr[-1]))
+        indices = np.fromiter(chain.from_iterable(rows), dtype=np.int32, count=int(indptr[-1]))
         return DocumentFeatures(tokens, sentences, indptr, indices, self.vocabulary)
 
     def _line_context(self, text: str, tokens: list[Token]) -> list[tuple[int, ...]]:
         """Per token: position in its line and the key of a ``Key: value`` line."""
         intern = self.vocabulary.intern
+        line_pos = self._line_pos
+        line_end = self._line_end
         out: list[tuple[int, ...]] = []
         newlines = [m.start() for m in re.finditer("\n", text)]
         line_of = [bisect_right(newlines, t.start) for t in tokens]
@@ -402,30 +406,33 @@ class FeatureExtractor:
                 j += 1
             # tokens[i:j] form one line
             key: str | None = None
-            key_last = ""
+            key_ids: tuple[int, ...] = ()
             since_colon = 0
             key_start = i
             for q in range(i, j):
-                feats = []
                 pos = q - i
-                feats.append(intern(f"lp:{pos if pos < 4 else '4+'}"))
+                feats = line_pos[pos if pos < 4 else 4]
                 if q == j - 1:
-                    feats.append(intern("line_end"))
+                    feats += line_end
                 if key is not None:
                     since_colon += 1
-                    feats.append(intern(f"k:{key}"))
-                    feats.append(intern(f"k1:{key_last}"))
-                    feats.append(intern(f"kd:{since_colon if since_colon < 4 else '4+'}"))
-                    if since_colon <= 3:
-                        feats.append(intern(f"kdk:{since_colon}:{key}"))
-                out.append(tuple(feats))
+                    feats += key_ids[since_colon if since_colon < 4 else 4]
+                out.append(feats)
                 if tokens[q].text == ":":
                     words = [t.text.lower() for t in tokens[key_start:q] if t.text[0].isalnum()]
                     # After an earlier key on the line, the words before this colon end with the
                     # previous value ("Médico: Ana Gil NºCol:"), so only the last word is the key.
                     width = 3 if key is None else 1
                     key = " ".join(words[-width:]) if words else None
-                    key_last = words[-1] if words else ""
+                    if key is not None:
+                        common = (intern(f"k:{key}"), intern(f"k1:{words[-1]}"))
+                        key_ids = (
+                            (),
+                            common + (self._key_distance[1], intern(f"kdk:1:{key}")),
+                            common + (self._key_distance[2], intern(f"kdk:2:{key}")),
+                            common + (self._key_distance[3], intern(f"kdk:3:{key}")),
+                            common + (self._key_distance[4],),
+                        )
                     since_colon = 0
                     key_start = q + 1
                 elif tokens[q].text in ".;" and key is not None and since_colon > 0:

@@ -39,6 +39,7 @@ __all__ = [
     "lc_mean",
     "lc_sum",
     "lcub",
+    "parse_strategy",
     "roi",
     "select",
     "select_random",
@@ -267,6 +268,23 @@ def get_strategy(name: str, **overrides: float) -> Strategy:
     # A preset with changed parameters is no longer that preset: name it by kind and values.
     shown = ", ".join(f"{k}={v:g}" for k, v in params.items())
     return replace(strategy, name=f"{strategy.kind}({shown})", params=params)
+
+
+def parse_strategy(spec: str) -> Strategy:
+    """A strategy from text such as ``"LCUB_6"`` or ``"roi:nc_fn=0.2,nc_fp=0.1,c_t=0.004"``."""
+    name, _, rest = spec.partition(":")
+    overrides: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = item.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            overrides[key.strip()] = float(value)
+        except ValueError:
+            raise UnknownStrategyError(
+                f"cannot read {item!r} in strategy {spec!r}; write parameters as name=number, e.g. theta=0.6"
+            ) from None
+    return get_strategy(name, **overrides)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -186,3 +186,14 @@ def test_select_random():
     assert len(set(picked.tolist())) == 4 and picked.max() < 10
     assert sorted(select_random(3, 5, rng).tolist()) == [0, 1, 2]
     assert select_random(0, 5, rng).tolist() == []
+
+
+def test_parse_strategy():
+    from learning.core.strategies import parse_strategy
+
+    assert parse_strategy("LCUB_6") is PRESETS["LCUB_6"]
+    measured = parse_strategy("roi:nc_fn=0.2, nc_fp=0.1,c_t=0.004")
+    assert measured.params == {"nc_fn": 0.2, "nc_fp": 0.1, "c_t": 0.004}
+    assert parse_strategy("elb:rho=0.5").params == {"rho": 0.5}
+    with pytest.raises(UnknownStrategyError, match="name=number"):
+        parse_strategy("elb:rho")

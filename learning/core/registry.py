@@ -1,0 +1,69 @@
+"""Taggers by name, for the command line, the Celery tasks and project settings.
+
+``make_tagger("crf", max_iterations=50)`` returns a fresh, unfitted tagger; ``tagger_factory(...)`` returns
+a callable that makes one each time it is called (what simulation and self-training take). The heavy
+taggers are imported only when asked for, so naming the unigram tagger never loads torch.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from functools import partial
+from typing import Any, Callable
+
+__all__ = ["TAGGERS", "UnknownTaggerError", "make_tagger", "tagger_class", "tagger_factory"]
+
+# name -> (module, class)
+TAGGERS: dict[str, tuple[str, str]] = {
+    "unigram": ("learning.core.taggers.unigram", "UnigramTagger"),
+    "crf": ("learning.core.taggers.crf", "CRFTagger"),
+    "flair": ("learning.core.taggers.flair_tagger", "BiLSTMCRFTagger"),
+}
+_ALIASES = {"bilstm-crf": "flair", "bilstm_crf": "flair", "bilstmcrf": "flair"}
+
+
+class UnknownTaggerError(ValueError):
+    """A tagger name or parameter that does not exist."""
+
+
+def _canonical(name: str) -> str:
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in TAGGERS:
+        raise UnknownTaggerError(f"unknown tagger {name!r}; choose one of: {', '.join(TAGGERS)}")
+    return key
+
+
+def tagger_class(name: str) -> type:
+    module, cls = TAGGERS[_canonical(name)]
+    return getattr(importlib.import_module(module), cls)
+
+
+def _parameters(cls: type) -> list[str]:
+    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+
+def make_tagger(name: str, *, seed: int | None = None, **params: Any) -> Any:
+    """A fresh tagger called ``name`` with ``params``; ``seed`` goes to taggers that take one.
+
+    Unknown parameters raise :class:`UnknownTaggerError` naming the ones the tagger takes.
+    """
+    cls = tagger_class(name)
+    accepted = _parameters(cls)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise UnknownTaggerError(
+            f"tagger {name!r} takes no parameter(s) {', '.join(unknown)}; it takes: {', '.join(accepted) or 'none'}"
+        )
+    if seed is not None and "seed" in accepted and "seed" not in params:
+        params["seed"] = seed
+    return cls(**params)
+
+
+def tagger_factory(name: str, *, seed: int | None = None, **params: Any) -> Callable[[], Any]:
+    """A callable returning a fresh ``make_tagger(name, seed=seed, **params)`` at each call.
+
+    The name and parameters are checked now, so a typo fails before any training starts.
+    """
+    make_tagger(name, seed=seed, **params)
+    return partial(make_tagger, name, seed=seed, **params)

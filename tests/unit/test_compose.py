@@ -1,0 +1,178 @@
+"""docker-compose.yml and the Dockerfile: the scale-out deployment is wired the way the settings expect."""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+APP_SERVICES = ("web", "worker")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+@pytest.fixture(scope="module")
+def services(compose) -> dict:
+    return compose["services"]
+
+
+@pytest.fixture(scope="module")
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text()
+
+
+def _environment(service: dict) -> dict[str, str]:
+    environment = service.get("environment", {})
+    if isinstance(environment, list):
+        environment = dict(item.split("=", 1) for item in environment)
+    return {key: str(value) for key, value in environment.items()}
+
+
+def _command(service: dict) -> str:
+    command = service.get("command", "")
+    return " ".join(command) if isinstance(command, list) else " ".join(command.split())
+
+
+def _healthcheck(service: dict) -> str:
+    test = service["healthcheck"]["test"]
+    return " ".join(test) if isinstance(test, list) else test
+
+
+def _instructions(dockerfile: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    logical = re.sub(r"\\\n", " ", dockerfile)
+    result = []
+    for line in logical.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, arguments = line.partition(" ")
+            result.append((keyword.upper(), " ".join(arguments.split())))
+    return result
+
+
+def test_the_four_services_exist(services):
+    assert {"db", "redis", "web", "worker"} <= set(services)
+
+
+def test_postgres_service(services):
+    db = services["db"]
+    assert db["image"].split(":") == ["postgres", "16"]
+    environment = _environment(db)
+    assert {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD"} <= set(environment)
+    assert any(volume.endswith(":/var/lib/postgresql/data") for volume in db["volumes"])
+    assert "pg_isready" in _healthcheck(db)
+
+
+def test_redis_service(services):
+    redis = services["redis"]
+    assert redis["image"].split(":") == ["redis", "7"]
+    assert "redis-cli" in _healthcheck(redis) and "ping" in _healthcheck(redis)
+
+
+def test_web_and_worker_run_one_image_built_from_the_dockerfile(services):
+    images = set()
+    for name in APP_SERVICES:
+        build = services[name]["build"]
+        build = {"context": build} if isinstance(build, str) else build
+        assert (ROOT / build["context"]).resolve() == ROOT
+        assert build.get("dockerfile", "Dockerfile") == "Dockerfile"
+        images.add(services[name].get("image"))
+    assert len(images) == 1 and None not in images
+    assert (ROOT / "Dockerfile").is_file()
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_app_services_read_their_settings_from_the_environment(services, name):
+    environment = _environment(services[name])
+    assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DEIDLOOP_DATA_DIR"} <= set(environment)
+    assert environment["DEBUG"] == "0"
+    # The secret comes from whoever runs compose, never from the file.
+    assert environment["SECRET_KEY"].startswith("${SECRET_KEY")
+    data_dir = environment["DEIDLOOP_DATA_DIR"]
+    assert any(str(volume).endswith(f":{data_dir}") for volume in services[name]["volumes"])
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_urls_point_at_the_compose_services_with_their_credentials(services, name):
+    environment = _environment(services[name])
+    database = urlsplit(environment["DATABASE_URL"])
+    postgres = _environment(services["db"])
+    assert database.scheme in {"postgres", "postgresql"}
+    assert (database.hostname, database.port or 5432) == ("db", 5432)
+    assert (database.username, database.password, database.path.lstrip("/")) == (
+        postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"])
+    redis = urlsplit(environment["REDIS_URL"])
+    assert redis.scheme == "redis"
+    assert (redis.hostname, redis.port or 6379) == ("redis", 6379)
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_app_services_wait_for_healthy_database_and_redis(services, name):
+    depends_on = services[name]["depends_on"]
+    assert depends_on["db"]["condition"] == "service_healthy"
+    assert depends_on["redis"]["condition"] == "service_healthy"
+    assert "healthcheck" in services["db"] and "healthcheck" in services["redis"]
+
+
+def test_web_migrates_then_serves_daphne_on_port_8000(services):
+    web = services["web"]
+    command = _command(web)
+    assert "manage.py migrate" in command
+    assert "daphne -b 0.0.0.0 -p 8000 config.asgi:application" in command
+    assert command.index("manage.py migrate") < command.index("daphne")
+    assert "8000:8000" in [str(port) for port in web["ports"]]
+
+
+def test_worker_can_be_scaled(services):
+    worker = services["worker"]
+    assert "container_name" not in worker
+    assert "ports" not in worker
+    assert shlex.split(_command(worker))[:4] == ["celery", "-A", "config", "worker"]
+    assert "--concurrency 1" in _command(worker)
+
+
+def test_named_volumes_are_declared(compose, services):
+    declared = set(compose.get("volumes") or {})
+    for service in services.values():
+        for volume in service.get("volumes", []):
+            source = str(volume).split(":", 1)[0]
+            if not source.startswith((".", "/")):
+                assert source in declared, source
+
+
+def test_dockerfile_installs_cpu_torch_first_then_the_constrained_lock(dockerfile):
+    instructions = _instructions(dockerfile)
+    bases = [arguments.split()[0] for keyword, arguments in instructions if keyword == "FROM"]
+    assert bases[-1] == "python:3.11-slim"
+    runs = [arguments for keyword, arguments in instructions if keyword == "RUN"]
+    installs = [step.strip() for run in runs for step in run.split("&&") if "pip install" in step]
+    torch_step = next(i for i, step in enumerate(installs) if "requirements/torch.txt" in step.split("-c")[0])
+    lock_step = next(i for i, step in enumerate(installs) if "-r requirements/lock.txt" in step)
+    assert torch_step < lock_step
+    assert "--index-url https://download.pytorch.org/whl/cpu" in installs[torch_step]
+    assert "-c requirements/torch.txt" in installs[lock_step]
+
+
+def test_files_the_dockerfile_names_exist(dockerfile):
+    referenced = set(re.findall(r"requirements/[\w.\-]+\.txt", dockerfile))
+    assert {"requirements/torch.txt", "requirements/lock.txt"} <= referenced
+    for keyword, arguments in _instructions(dockerfile):
+        if keyword == "COPY" and "--from=" not in arguments:
+            *sources, _destination = arguments.split()
+            referenced.update(source for source in sources if source != ".")
+    missing = sorted(path for path in referenced if not (ROOT / path).exists())
+    assert not missing, f"the Dockerfile names files that are not in the repository: {missing}"
+
+
+def test_dockerignore_keeps_local_state_out_of_the_build_context():
+    patterns = {line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+                if line.strip() and not line.startswith("#")}
+    assert {".venv", "var", ".git", "node_modules"} <= patterns
+    assert any("__pycache__" in pattern for pattern in patterns)
