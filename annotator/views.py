@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotator.api.views import USER_INPUT_ERRORS
+from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
 from annotator.forms import ExportForm, ImportForm
 from annotator.models import Annotation, AuditEvent, Document
 from annotator.selectors import (
@@ -15,19 +14,7 @@ from annotator.selectors import (
 )
 from annotator.services.audit import record_event
 from annotator.services.exports import export_archive
-from annotator.services.imports import import_path
-from annotator.services.uploads import staged_upload
-
-
-def _visible_project(request, project_id: int):
-    return get_object_or_404(projects_for(user=request.user), pk=project_id)
-
-
-def _managed_project(request, project_id: int):
-    project = _visible_project(request, project_id)
-    if not can_manage(user=request.user, project=project):
-        raise PermissionDenied("only the project's leads and admins may do this")
-    return project
+from annotator.services.uploads import import_uploaded_files
 
 
 def project_list(request):
@@ -38,7 +25,7 @@ def project_list(request):
 
 
 def project_detail(request, project_id: int):
-    project = _visible_project(request, project_id)
+    project = visible_project(request.user, project_id)
     documents = documents_for(user=request.user, project=project).defer("text", "meta").order_by("id")
     role_filter = request.GET.get("role")
     if role_filter in Document.Role.values:
@@ -56,7 +43,7 @@ def project_detail(request, project_id: int):
 
 
 def document_detail(request, project_id: int, document_id: int):
-    project = _visible_project(request, project_id)
+    project = visible_project(request.user, project_id)
     document = get_object_or_404(documents_for(user=request.user, project=project), pk=document_id)
     annotation = (
         Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED)
@@ -71,15 +58,14 @@ def document_detail(request, project_id: int, document_id: int):
 
 
 def import_upload(request, project_id: int):
-    project = _managed_project(request, project_id)
+    project = managed_project(request.user, project_id)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            with staged_upload(form.cleaned_data["files"]) as path:
-                report = import_path(
-                    project=project, path=path, fmt=form.cleaned_data["format"],
-                    evaluation=form.cleaned_data["evaluation"], user=request.user,
-                )
+            report = import_uploaded_files(
+                project=project, files=form.cleaned_data["files"], fmt=form.cleaned_data["format"],
+                evaluation=form.cleaned_data["evaluation"], user=request.user,
+            )
         except USER_INPUT_ERRORS as error:
             form.add_error(None, str(error))
         else:
@@ -94,7 +80,7 @@ def import_upload(request, project_id: int):
 
 
 def export_download(request, project_id: int):
-    project = _managed_project(request, project_id)
+    project = managed_project(request.user, project_id)
     form = ExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         content, filename = export_archive(

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -11,28 +10,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.api import serializers
-from annotator.formats.errors import FormatError
-from annotator.models import Annotation, Project
+from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
+from annotator.models import Annotation
 from annotator.schemas import UnknownSchemaError
-from annotator.selectors import can_manage, documents_for, projects_for
+from annotator.selectors import documents_for, projects_for
 from annotator.services.exports import export_archive
-from annotator.services.imports import ImportRejected, import_path
 from annotator.services.projects import ProjectError, create_project
-from annotator.services.uploads import UploadError, staged_upload
-
-USER_INPUT_ERRORS = (FormatError, ImportRejected, UploadError, ProjectError, UnknownSchemaError)
-
-
-def visible_project(request, project_id: int) -> Project:
-    """The project if the user may see it; 404 otherwise (outsiders do not learn that it exists)."""
-    return get_object_or_404(projects_for(user=request.user), pk=project_id)
-
-
-def managed_project(request, project_id: int) -> Project:
-    project = visible_project(request, project_id)
-    if not can_manage(user=request.user, project=project):
-        raise PermissionDenied("only the project's leads and admins may do this")
-    return project
+from annotator.services.uploads import import_uploaded_files
 
 
 class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -56,7 +40,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
 class DocumentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     def get_queryset(self):
-        project = visible_project(self.request, self.kwargs["project_id"])
+        project = visible_project(self.request.user, self.kwargs["project_id"])
         queryset = documents_for(user=self.request.user, project=project)
         if self.action == "list":
             queryset = queryset.defer("text", "meta")
@@ -70,7 +54,7 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     serializer_class = serializers.AnnotationSerializer
 
     def get_queryset(self):
-        project = visible_project(self.request, self.kwargs["project_id"])
+        project = visible_project(self.request.user, self.kwargs["project_id"])
         queryset = Annotation.objects.filter(document__project=project).select_related("annotator")
         document = self.request.query_params.get("document")
         if document:
@@ -83,17 +67,16 @@ class ImportView(APIView):
 
     @extend_schema(request=serializers.ImportRequestSerializer, responses={201: serializers.ImportReportSerializer})
     def post(self, request, project_id: int):
-        project = managed_project(request, project_id)
+        project = managed_project(request.user, project_id)
         payload = serializers.ImportRequestSerializer(
             data={**request.data.dict(), "files": request.FILES.getlist("files")}
         )
         payload.is_valid(raise_exception=True)
         try:
-            with staged_upload(payload.validated_data["files"]) as path:
-                report = import_path(
-                    project=project, path=path, fmt=payload.validated_data["format"],
-                    evaluation=payload.validated_data["evaluation"], user=request.user,
-                )
+            report = import_uploaded_files(
+                project=project, files=payload.validated_data["files"], fmt=payload.validated_data["format"],
+                evaluation=payload.validated_data["evaluation"], user=request.user,
+            )
         except USER_INPUT_ERRORS as error:
             raise ValidationError({"detail": str(error)}) from None
         return Response(report.as_dict(), status=status.HTTP_201_CREATED)
@@ -105,7 +88,7 @@ class ExportView(APIView):
         responses={(200, "application/octet-stream"): bytes},
     )
     def get(self, request, project_id: int):
-        project = managed_project(request, project_id)
+        project = managed_project(request.user, project_id)
         payload = serializers.ExportRequestSerializer(data=request.query_params)
         payload.is_valid(raise_exception=True)
         content, filename = export_archive(
