@@ -1,6 +1,7 @@
 """Set up Django for a benchmark on a scratch database of the embedded PostgreSQL (dropped and recreated)."""
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ def setup_scratch_database(name: str = "deidloop_bench") -> None:
 
     from config.embedded import ensure_services
 
-    ensure_services()
+    # Stop on exit whatever this benchmark had to start; services already running are left alone.
+    atexit.register(ensure_services().stop)
     url = os.environ["DATABASE_URL"]
     base, _ = url.rsplit("/", 1)
     with psycopg.connect(url.replace("postgres://", "postgresql://"), autocommit=True) as connection:
