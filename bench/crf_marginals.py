@@ -34,13 +34,15 @@ from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 
 def load_or_train(train) -> tuple[CRFTagger, float | None]:
-    digest = hashlib.sha1("".join(d.text for d in train).encode()).hexdigest()[:12]
+    fresh = CRFTagger()
+    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions))
+    digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
     path = os.path.join(tempfile.gettempdir(), f"deidloop-bench-crf-{FEATURES_VERSION}-{digest}.pkl")
     if os.path.exists(path):
         with open(path, "rb") as fh:
             return pickle.load(fh), None
     t0 = time.perf_counter()
-    tagger = CRFTagger().fit(train)
+    tagger = fresh.fit(train)
     seconds = time.perf_counter() - t0
     with open(path, "wb") as fh:
         pickle.dump(tagger, fh)

@@ -63,7 +63,8 @@ def main() -> None:
     if not train or not dev:
         print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
         return
-    params = {k: v for k, v in (("c1", args.c1), ("c2", args.c2), ("max_iterations", args.max_iterations)) if v is not None}
+    given = (("c1", args.c1), ("c2", args.c2), ("max_iterations", args.max_iterations))
+    params = {k: v for k, v in given if v is not None}
     tagger = CRFTagger(**params)
     t0 = time.perf_counter()
     tagger.fit(train)

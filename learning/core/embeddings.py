@@ -5,7 +5,9 @@ BiLSTM-CRF uses is learned here from the labelled documents and the unlabelled p
 
 * word vectors with gensim (FastText by default: its character n-grams give rare words, misspellings and
   identifiers a useful vector even when they occur once),
-* the character dictionary for Flair's character-level word encoder,
+* the character dictionary for the character-level word encoder (Lample et al.'s character BiLSTM, here
+  run once per batch over all distinct words instead of once per sentence as Flair's
+  ``CharacterEmbeddings`` does, which made it the slowest part of training on CPU),
 * optionally a small contextual character language model (forward or backward) with Flair's trainer.
 
 Words are keyed by :func:`word_key` (lower case, every digit replaced by ``0``); Flair's ``WordEmbeddings``
@@ -14,25 +16,55 @@ share a vector and so do "28036" and "28041" — case and digits stay visible to
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import tempfile
+import warnings
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
+import flair
 import numpy as np
+import torch
+from flair.data import Dictionary, Sentence
+from flair.embeddings import FlairEmbeddings, TokenEmbeddings, WordEmbeddings
+from flair.embeddings.base import register_embeddings
+from flair.models import LanguageModel
+from flair.trainers.language_model_trainer import LanguageModelTrainer, TextCorpus
 
 __all__ = [
+    "quiet_flair",
     "word_key",
     "train_word_vectors",
     "word_embeddings",
     "char_dictionary",
+    "CharacterLSTMEmbeddings",
     "character_embeddings",
     "train_char_language_model",
     "char_lm_embeddings",
 ]
 
 _DIGIT = re.compile(r"\d")
+
+
+@contextlib.contextmanager
+def quiet_flair(verbose: bool = False) -> Iterator[None]:
+    """Hold Flair's logger at WARNING for the duration (unless ``verbose``); its INFO output is per batch.
+
+    Flair's trainers also construct a deprecated ``torch.cuda.amp.GradScaler`` on every call; that
+    FutureWarning says nothing about our use and is silenced here too.
+    """
+    logger = logging.getLogger("flair")
+    previous = logger.level
+    if not verbose:
+        logger.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*GradScaler", category=FutureWarning)
+            yield
+    finally:
+        logger.setLevel(previous)
 
 
 def word_key(word: str) -> str:
@@ -86,9 +118,6 @@ def word_embeddings(vectors, *, name: str = "local-word-vectors"):
     Built from a vocabulary rather than a file path because ``WordEmbeddings(path)`` treats short strings
     ("en", "glove", ...) as names to download.  Unknown words map to a zero vector.
     """
-    import torch
-    from flair.embeddings import WordEmbeddings
-
     vocab = {word: i for i, word in enumerate(vectors.index_to_key)}
     embeddings = WordEmbeddings(None, vocab=vocab, embedding_length=int(vectors.vector_size), name=name)
     with torch.no_grad():
@@ -98,23 +127,94 @@ def word_embeddings(vectors, *, name: str = "local-word-vectors"):
     return embeddings
 
 
-def char_dictionary(texts: Iterable[str]):
+def char_dictionary(texts: Iterable[str]) -> Dictionary:
     """A Flair character ``Dictionary`` with every character of ``texts`` (unseen characters map to <unk>)."""
-    from flair.data import Dictionary
-
     dictionary = Dictionary(add_unk=True)
     for char in sorted(set().union(*map(set, texts))):
         dictionary.add_item(char)
     return dictionary
 
 
-def character_embeddings(texts: Iterable[str], *, char_dim: int = 25, hidden_size: int = 25):
-    """Flair's character BiLSTM word encoder over a dictionary built from ``texts`` (no download)."""
-    from flair.embeddings import CharacterEmbeddings
+@register_embeddings
+class CharacterLSTMEmbeddings(TokenEmbeddings):
+    """A word's vector from a BiLSTM over its characters: the last forward and last backward states.
 
-    return CharacterEmbeddings(
-        path_to_char_dict=char_dictionary(texts), char_embedding_dim=char_dim, hidden_size_char=hidden_size
-    )
+    The architecture of Flair's ``CharacterEmbeddings`` (Lample et al., 2016), computed in one packed LSTM
+    call over the distinct words of a whole batch of sentences.  Index 0 of the character dictionary
+    (``<unk>``) also stands for characters not seen when the dictionary was built.
+    """
+
+    def __init__(
+        self,
+        char_dictionary: Dictionary,
+        char_embedding_dim: int = 25,
+        hidden_size_char: int = 25,
+        name: str = "local-chars",
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.static_embeddings = False
+        self.instance_parameters = self.get_instance_parameters(locals=locals())
+        self.char_dictionary = char_dictionary
+        self.char_embedding_dim = char_embedding_dim
+        self.hidden_size_char = hidden_size_char
+        self.char_embedding = torch.nn.Embedding(len(char_dictionary), char_embedding_dim)
+        self.char_rnn = torch.nn.LSTM(char_embedding_dim, hidden_size_char, bidirectional=True, batch_first=True)
+        self.to(flair.device)
+        self.eval()
+
+    @property
+    def embedding_length(self) -> int:
+        return 2 * self.hidden_size_char
+
+    def _add_embeddings_internal(self, sentences: list[Sentence]) -> list[Sentence]:
+        device = self.char_embedding.weight.device
+        position: dict[str, int] = {}
+        for sentence in sentences:
+            for token in sentence.tokens:
+                position.setdefault(token.text, len(position))
+        if not position:
+            return sentences
+        words = list(position)
+        lengths = torch.tensor([len(w) for w in words], dtype=torch.long)
+        ids = torch.zeros((len(words), int(lengths.max())), dtype=torch.long)
+        lookup = self.char_dictionary.get_idx_for_item
+        for i, word in enumerate(words):
+            ids[i, : len(word)] = torch.tensor([lookup(c) for c in word], dtype=torch.long)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            self.char_embedding(ids.to(device)), lengths, batch_first=True, enforce_sorted=False
+        )
+        _, (hidden, _) = self.char_rnn(packed)
+        vectors = torch.cat([hidden[0], hidden[1]], dim=1)
+        order = torch.tensor(
+            [position[token.text] for sentence in sentences for token in sentence.tokens], device=device
+        )
+        per_token = vectors[order].unbind(0)
+        k = 0
+        for sentence in sentences:
+            for token in sentence.tokens:
+                token.set_embedding(self.name, per_token[k])
+                k += 1
+        return sentences
+
+    def to_params(self) -> dict:
+        return {
+            "char_dictionary": self.char_dictionary,
+            "char_embedding_dim": self.char_embedding_dim,
+            "hidden_size_char": self.hidden_size_char,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_params(cls, params: dict) -> "CharacterLSTMEmbeddings":
+        return cls(**params)
+
+
+def character_embeddings(
+    texts: Iterable[str], *, char_dim: int = 25, hidden_size: int = 25
+) -> CharacterLSTMEmbeddings:
+    """The character BiLSTM word encoder over a dictionary built from ``texts`` (no download)."""
+    return CharacterLSTMEmbeddings(char_dictionary(texts), char_embedding_dim=char_dim, hidden_size_char=hidden_size)
 
 
 def train_char_language_model(
@@ -129,17 +229,14 @@ def train_char_language_model(
     learning_rate: float = 20.0,
     valid_fraction: float = 0.05,
     seed: int = 0,
-):
+    verbose: bool = False,
+) -> LanguageModel:
     """A small character language model (Flair ``LanguageModel``) trained on ``texts``.
 
     Flair's trainer reads its corpus from disk (``train/`` files, ``valid.txt``, ``test.txt``) and writes
     checkpoints, so both live in a temporary directory that is removed afterwards.  Returns the model with
     the lowest validation loss.
     """
-    import flair
-    from flair.models import LanguageModel
-    from flair.trainers.language_model_trainer import LanguageModelTrainer, TextCorpus
-
     texts = [t for t in texts if t.strip()]
     if not texts:
         raise ValueError("cannot train a character language model on an empty corpus")
@@ -159,27 +256,21 @@ def train_char_language_model(
     model = LanguageModel(
         dictionary, is_forward_lm=forward, hidden_size=hidden_size, nlayers=1, embedding_size=embedding_size
     )
-    with tempfile.TemporaryDirectory(prefix="char-lm-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="char-lm-") as tmp, quiet_flair(verbose):
         root = Path(tmp)
         (root / "corpus" / "train").mkdir(parents=True)
         (root / "corpus" / "train" / "train_split_1").write_text("\n".join(train) + "\n", encoding="utf-8")
         (root / "corpus" / "valid.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
         (root / "corpus" / "test.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
         corpus = TextCorpus(root / "corpus", dictionary, forward=forward, character_level=True)
-        trainer = LanguageModelTrainer(model, corpus)
-        level = logging.getLogger("flair").level
-        logging.getLogger("flair").setLevel(logging.WARNING)
-        try:
-            trainer.train(
-                root / "out",
-                sequence_length=sequence_length,
-                mini_batch_size=mini_batch_size,
-                max_epochs=max_epochs,
-                learning_rate=learning_rate,
-                num_workers=0,
-            )
-        finally:
-            logging.getLogger("flair").setLevel(level)
+        LanguageModelTrainer(model, corpus).train(
+            root / "out",
+            sequence_length=sequence_length,
+            mini_batch_size=mini_batch_size,
+            max_epochs=max_epochs,
+            learning_rate=learning_rate,
+            num_workers=0,
+        )
         best = root / "out" / "best-lm.pt"
         if best.exists():
             model = LanguageModel.load_language_model(best, has_decoder=False)
@@ -189,7 +280,5 @@ def train_char_language_model(
 
 def char_lm_embeddings(model, *, name: str | None = None):
     """Flair contextual string embeddings from a locally trained character language model."""
-    from flair.embeddings import FlairEmbeddings
-
     direction = "forward" if model.is_forward_lm else "backward"
     return FlairEmbeddings(model, name=name or f"local-char-lm-{direction}")

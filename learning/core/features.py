@@ -280,6 +280,7 @@ class FeatureExtractor:
         self.vocabulary = FeatureVocabulary()
         # form -> (own ids, as -1 neighbour, as +1 neighbour, as -2 neighbour, as +2 neighbour, lower form)
         self._lexical: dict[str, tuple] = {}
+        self._bigrams: dict[tuple[str, str], tuple[int, int]] = {}
         intern = self.vocabulary.intern
         self._bos = (intern("bos"),)
         self._eos = (intern("eos"),)
@@ -344,13 +345,19 @@ class FeatureExtractor:
             self._lexical[text] = entry
         return entry
 
+    def _bigram_ids(self, pair: tuple[str, str]) -> tuple[int, int]:
+        """Ids of the bigram of two adjacent forms as seen from the right ("b-") and the left ("b+")."""
+        text = f"{pair[0]}|{pair[1]}"
+        ids = (self.vocabulary.intern("b-:" + text), self.vocabulary.intern("b+:" + text))
+        self._bigrams[pair] = ids
+        return ids
+
     # Documents -----------------------------------------------------------------------------------------
     def extract(self, text: str) -> DocumentFeatures:
         tokens = tokenize(text)
         sentences = sentence_bounds(text, tokens)
         n = len(tokens)
-        index = self.vocabulary.index
-        intern = self.vocabulary.intern
+        bigrams = self._bigrams
         lex = [self._lexical_ids(t.text) for t in tokens]
         context = self._line_context(text, tokens)
         pad = self._pad
@@ -365,16 +372,9 @@ class FeatureExtractor:
             # Bigram attribute ids around every boundary of the sentence: "b-" seen from the right-hand
             # token, "b+" from the left-hand one.
             forms = ["<s>"] + [lex[i][5] for i in range(a, b)] + ["</s>"]
-            left: list[int] = []
-            right: list[int] = []
-            for k in range(len(forms) - 1):
-                pair = f"{forms[k]}|{forms[k + 1]}"
-                name = "b-:" + pair
-                i_prev = index.get(name)
-                left.append(intern(name) if i_prev is None else i_prev)
-                name = "b+:" + pair
-                i_next = index.get(name)
-                right.append(intern(name) if i_next is None else i_next)
+            pairs = [bigrams.get(p) or self._bigram_ids(p) for p in zip(forms, forms[1:])]
+            left = [p[0] for p in pairs]
+            right = [p[1] for p in pairs]
             for i in range(a, b):
                 own = lex[i]
                 row = own[0]

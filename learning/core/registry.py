@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from functools import partial
 from typing import Any, Callable
 
-__all__ = ["TAGGERS", "UnknownTaggerError", "make_tagger", "tagger_class", "tagger_factory"]
+__all__ = ["TAGGERS", "UnknownTaggerError", "make_tagger", "parse_params", "tagger_class", "tagger_factory"]
 
 # name -> (module, class)
 TAGGERS: dict[str, tuple[str, str]] = {
@@ -67,3 +68,20 @@ def tagger_factory(name: str, *, seed: int | None = None, **params: Any) -> Call
     """
     make_tagger(name, seed=seed, **params)
     return partial(make_tagger, name, seed=seed, **params)
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """Tagger parameters from ``NAME=VALUE`` text: ``["max_iterations=50"]`` -> ``{"max_iterations": 50}``.
+
+    VALUE is read as JSON when it can be (numbers, booleans, lists), as text otherwise.
+    """
+    params: dict[str, Any] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UnknownTaggerError(f"write tagger parameters as NAME=VALUE, got {item!r}")
+        try:
+            params[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[name.strip()] = value
+    return params

@@ -9,14 +9,15 @@ nothing is selected, or the development F1 has dropped ``patience`` times. Varia
 adds every machine-labelled sentence at once and retrains once.
 
 How the thresholds are set on the development set (cheap: one pass of the current model over D per
-iteration, no extra training). The current model's marginals on D give every token a predicted label and
-its confidence. θ_PHI is the lowest value of :data:`THRESHOLD_GRID` at which the tokens of D predicted PHI
-with at least that confidence carry the gold tag (exact BIO tag) in at least ``target_phi`` of cases; θ_O
-likewise for tokens predicted O, whose gold must be O in at least ``target_o`` of cases. So each threshold
-is the widest net whose silver labels of that kind are, on D, as reliable as asked: a wrong O mostly
-costs recall and a wrong PHI precision, so each kind has its own target. When no grid value reaches the
-target, the threshold is above 1 and no token of that kind can pass (only sentences free of that kind are
-selected). ``thresholds=(θ_PHI, θ_O)`` fixes both instead.
+iteration, no extra training). D is cut into sentences like the pool, and every pair (θ_PHI, θ_O) of
+:data:`THRESHOLD_GRID` is applied to it as if D were the pool. The machine labels of the D sentences a
+pair selects are compared with gold, token by token: their PHI precision (predicted PHI tokens carrying
+the gold BIO tag) and recall (gold PHI tokens predicted with that tag). θ_PHI mostly moves the precision
+(a wrong PHI costs precision) and θ_O the recall (a wrong O costs recall), so the two are set apart. Among
+the pairs whose selection reaches ``target_precision`` and ``target_recall`` — silver clearly better than
+the model's average output — the one selecting the most D tokens wins (equal coverage: the stricter pair).
+When no pair reaches the targets, nothing is selected and self-training stops: silver is only added when D
+vouches for it. ``thresholds=(θ_PHI, θ_O)`` fixes both instead.
 
 Silver sentences are :class:`~learning.core.types.Document` values cut from their source documents, with
 spans relative to the sentence and ``meta={"silver": True, "source": NAME, "offset": START}`` (START is
@@ -110,38 +111,59 @@ def select_confident(
     return np.asarray(keep, dtype=np.int64)
 
 
-def _lowest_reliable(confidence: np.ndarray, correct: np.ndarray, target: float) -> float:
-    for theta in THRESHOLD_GRID:
-        kept = confidence >= theta
-        if kept.any() and correct[kept].mean() >= target:
-            return theta
-    return _NEVER
-
-
 def choose_thresholds(
     marginals: Sequence[np.ndarray],
     gold_tags: Sequence[Sequence[str]],
     labels: Sequence[str],
     *,
-    target_phi: float = 0.95,
-    target_o: float = 0.995,
+    target_precision: float = 0.99,
+    target_recall: float = 0.98,
 ) -> tuple[float, float]:
-    """(θ_PHI, θ_O) from development marginals and gold BIO tags; see the module docstring."""
+    """(θ_PHI, θ_O) from development sentences' marginals and gold BIO tags; see the module docstring.
+
+    Returns ``(inf, inf)`` when no pair of the grid reaches both targets.
+    """
     o_index = list(labels).index(OUTSIDE)
-    if not marginals:
+    names = np.asarray(labels, dtype=object)
+    if len(marginals) != len(gold_tags):
+        raise ValueError(f"{len(marginals)} sentences of marginals but {len(gold_tags)} of gold tags")
+    stats = []  # per sentence: lowest PHI confidence, lowest O confidence, tp, predicted PHI, gold PHI, tokens
+    for m, tags in zip(marginals, gold_tags):
+        m = np.asarray(m, dtype=np.float64)
+        if m.shape[0] != len(tags):
+            raise ValueError(f"a sentence has {m.shape[0]} marginal rows but {len(tags)} gold tags")
+        if m.shape[0] == 0:
+            continue
+        low_phi, low_o = _confidence_by_kind(m, o_index)
+        predicted = names[m.argmax(axis=1)]
+        gold = np.asarray(tags, dtype=object)
+        is_phi = predicted != OUTSIDE
+        stats.append((low_phi, low_o, int((is_phi & (predicted == gold)).sum()), int(is_phi.sum()),
+                      int((gold != OUTSIDE).sum()), m.shape[0]))
+    if not stats:
         return _NEVER, _NEVER
-    m = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1, len(labels)) for a in marginals])
-    gold = np.array([t for tags in gold_tags for t in tags], dtype=object)
-    if gold.shape[0] != m.shape[0]:
-        raise ValueError(f"{m.shape[0]} marginal rows but {gold.shape[0]} gold tags")
-    predicted = m.argmax(axis=1)
-    confidence = m.max(axis=1)
-    predicted_tags = np.asarray(labels, dtype=object)[predicted]
-    correct = predicted_tags == gold
-    is_o = predicted == o_index
-    theta_phi = _lowest_reliable(confidence[~is_o], correct[~is_o], target_phi)
-    theta_o = _lowest_reliable(confidence[is_o], correct[is_o], target_o)
-    return theta_phi, theta_o
+    low_phi, low_o, tp, n_pred, n_gold, n_tokens = (np.asarray(c, dtype=np.float64) for c in zip(*stats))
+    best: tuple[float, float, float] | None = None  # (coverage, θ_PHI, θ_O)
+    for theta_phi in THRESHOLD_GRID:
+        for theta_o in THRESHOLD_GRID:
+            chosen = (low_phi >= theta_phi) & (low_o >= theta_o)
+            if not chosen.any():
+                continue
+            hits, predicted, wanted = tp[chosen].sum(), n_pred[chosen].sum(), n_gold[chosen].sum()
+            precision = hits / predicted if predicted else 1.0
+            recall = hits / wanted if wanted else 1.0
+            if precision < target_precision or recall < target_recall:
+                continue
+            key = (float(n_tokens[chosen].sum()), theta_phi, theta_o)
+            if best is None or key > best:
+                best = key
+    if best is None:
+        return _NEVER, _NEVER
+    return best[1], best[2]
+
+
+def _sentence_rows(docs: Sequence[Document], tokens: Sequence[list[Token]]) -> list[list[tuple[int, int]]]:
+    return [sentence_bounds(d.text, toks) for d, toks in zip(docs, tokens)]
 
 
 def _shown(theta: float) -> float | None:
@@ -165,8 +187,8 @@ def self_train(
     tagger_factory: Callable[[], Any],
     selection: bool = True,
     thresholds: tuple[float, float] | None = None,
-    target_phi: float = 0.95,
-    target_o: float = 0.995,
+    target_precision: float = 0.99,
+    target_recall: float = 0.98,
     patience: int = 3,
     max_iterations: int | None = None,
     progress: Callable[[dict[str, Any]], None] | None = None,
@@ -184,7 +206,11 @@ def self_train(
     if selection and thresholds is None and not dev:
         raise ValueError("self-training needs a development set to choose its thresholds (or fixed thresholds)")
     dev_tokens = [tokenize(d.text) for d in dev]
-    dev_gold_tags = [spans_to_bio(toks, d.spans)[0] for d, toks in zip(dev, dev_tokens)]
+    dev_bounds = _sentence_rows(dev, dev_tokens)
+    dev_gold_tags = []
+    for d, toks, bounds in zip(dev, dev_tokens, dev_bounds):
+        tags = spans_to_bio(toks, d.spans)[0]
+        dev_gold_tags.extend(tags[i:j] for i, j in bounds)
 
     pool = cut_sentences(unlabelled)
     pool_tokens = [tokenize(s.text) for s in pool]
@@ -218,9 +244,12 @@ def self_train(
             if thresholds is not None:
                 theta_phi, theta_o = thresholds
             else:
+                dev_marginals = [
+                    m[i:j] for m, bounds in zip(tagger.predict_marginals(dev), dev_bounds) for i, j in bounds
+                ]
                 theta_phi, theta_o = choose_thresholds(
-                    tagger.predict_marginals(dev), dev_gold_tags, labels,
-                    target_phi=target_phi, target_o=target_o,
+                    dev_marginals, dev_gold_tags, labels,
+                    target_precision=target_precision, target_recall=target_recall,
                 )
             chosen = select_confident(marginals, o_index, theta_phi, theta_o)
         if chosen.size == 0:

@@ -43,7 +43,9 @@ __all__ = [
     "roi",
     "select",
     "select_random",
+    "token_elb",
     "token_entropy",
+    "token_lcub",
     "token_least_confidence",
     "token_roi",
 ]
@@ -80,6 +82,21 @@ def token_entropy(marginals: np.ndarray) -> np.ndarray:
     return entr(m).sum(axis=1)
 
 
+def token_lcub(marginals: np.ndarray, theta: float) -> np.ndarray:
+    """[P(ŷ_t | x_t) < θ] · (1 − P(ŷ_t | x_t)) per token."""
+    m = _check(marginals)
+    if m.shape[0] == 0:
+        return np.zeros(0)
+    top = m.max(axis=1)
+    return np.where(top < theta, 1.0 - top, 0.0)
+
+
+def token_elb(marginals: np.ndarray, rho: float) -> np.ndarray:
+    """[H(x_t) > ρ] · H(x_t) per token."""
+    h = token_entropy(marginals)
+    return np.where(h > rho, h, 0.0)
+
+
 def token_roi(marginals: np.ndarray, o_index: int, nc_fn: float, nc_fp: float, c_t: float) -> np.ndarray:
     """ROI(x_t) = (NC_FN + NC_FP) · P · (1 − P) − c_t per token, with P from the binary view."""
     m = _check(marginals)
@@ -105,11 +122,8 @@ def lc_mean(marginals: np.ndarray, o_index: int | None = None) -> float:
 
 def lcub(marginals: np.ndarray, o_index: int | None = None, *, theta: float) -> float:
     """Σ_t [P(ŷ_t | x_t) < θ] · (1 − P(ŷ_t | x_t))."""
-    m = _check(marginals)
-    if m.shape[0] == 0:
-        return EMPTY_SCORE
-    top = m.max(axis=1)
-    return float(np.where(top < theta, 1.0 - top, 0.0).sum())
+    u = token_lcub(marginals, theta)
+    return float(u.sum()) if u.size else EMPTY_SCORE
 
 
 def entropy(marginals: np.ndarray, o_index: int | None = None) -> float:
@@ -120,10 +134,8 @@ def entropy(marginals: np.ndarray, o_index: int | None = None) -> float:
 
 def elb(marginals: np.ndarray, o_index: int | None = None, *, rho: float) -> float:
     """Σ_t [H(x_t) > ρ] · H(x_t)."""
-    h = token_entropy(marginals)
-    if h.size == 0:
-        return EMPTY_SCORE
-    return float(np.where(h > rho, h, 0.0).sum())
+    h = token_elb(marginals, rho)
+    return float(h.sum()) if h.size else EMPTY_SCORE
 
 
 def roi(marginals: np.ndarray, o_index: int, *, nc_fn: float, nc_fp: float, c_t: float) -> float:
@@ -154,13 +166,11 @@ def _token_values(kind: str, m: np.ndarray, o_index: int, params: Mapping[str, f
     if kind in ("lc-sum", "lc-mean"):
         return token_least_confidence(m)
     if kind == "lcub":
-        top = m.max(axis=1) if m.shape[0] else np.zeros(0)
-        return np.where(top < params["theta"], 1.0 - top, 0.0)
+        return token_lcub(m, params["theta"])
     if kind == "entropy":
         return token_entropy(m)
     if kind == "elb":
-        h = token_entropy(m)
-        return np.where(h > params["rho"], h, 0.0)
+        return token_elb(m, params["rho"])
     if kind == "roi":
         return token_roi(m, o_index, params["nc_fn"], params["nc_fp"], params["c_t"])
     raise AssertionError(kind)

@@ -21,21 +21,20 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-import logging
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+import torch
 
-from learning.core import embeddings as local_embeddings
 from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio
 from learning.core.marginals import forward_backward_batch
 from learning.core.text import Token, sentence_bounds, tokenize
 from learning.core.types import Document, Span
 
-__all__ = ["BiLSTMCRFTagger", "instance_bounds"]
+__all__ = ["BiLSTMCRFTagger", "crf_negative_log_likelihood", "instance_bounds"]
 
 _TAG_TYPE = "phi"
 _START, _STOP = "<START>", "<STOP>"
@@ -66,8 +65,6 @@ def instance_bounds(
 
 @contextlib.contextmanager
 def _torch_threads(n_threads: int | None) -> Iterator[None]:
-    import torch
-
     previous = torch.get_num_threads()
     if n_threads:
         torch.set_num_threads(n_threads)
@@ -77,16 +74,52 @@ def _torch_threads(n_threads: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-@contextlib.contextmanager
-def _quiet_flair(verbose: bool) -> Iterator[None]:
-    logger = logging.getLogger("flair")
-    previous = logger.level
-    if not verbose:
-        logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(previous)
+def crf_negative_log_likelihood(
+    features, lengths, transitions, targets, start_index: int, stop_index: int
+):
+    """Summed negative log-likelihood of gold tag paths under Flair's CRF; the value of Flair's ViterbiLoss.
+
+    ``features`` is the CRF's score tensor (B, T, L, L) indexed ``[b, t, to, from]``, ``transitions`` the
+    (L, L) matrix indexed ``[to, from]``, ``targets`` the gold tag ids of all sentences concatenated (in
+    batch order) and ``lengths`` the sentence lengths.  Flair's own loss slices the 4-d score tensor at every
+    time step, and on CPU the backward passes of those slices (each allocating a zero tensor the size of the
+    whole batch) took most of the training time; here the time axis is unbound once and finished sequences
+    are carried along with a mask, which gives the same value and gradients.
+    """
+    batch_size, n_steps, n_tags, _ = features.shape
+    lengths = torch.as_tensor(lengths, dtype=torch.long, device=features.device)
+    steps = features.unbind(1)
+
+    # Log partition function over all tag paths (Flair's recursion, all tags included).
+    alpha = steps[0][:, :, start_index]
+    for t in range(1, n_steps):
+        step = torch.logsumexp(steps[t] + alpha.unsqueeze(1), dim=2)
+        alpha = torch.where((lengths > t).unsqueeze(1), step, alpha)
+    log_z = torch.logsumexp(alpha + transitions[stop_index].unsqueeze(0), dim=1)
+
+    # Score of each gold path: features[b, t, y_t, y_{t-1}] with y_{-1} = <START>, then y_last -> <STOP>.
+    gold = torch.full((batch_size, n_steps), start_index, dtype=torch.long, device=features.device)
+    mask = torch.arange(n_steps, device=features.device).unsqueeze(0) < lengths.unsqueeze(1)
+    gold[mask] = torch.as_tensor(targets, dtype=torch.long, device=features.device)
+    previous = torch.cat([torch.full_like(gold[:, :1], start_index), gold[:, :-1]], dim=1)
+    flat = features.reshape(batch_size, n_steps, n_tags * n_tags)
+    picked = flat.gather(2, (gold * n_tags + previous).unsqueeze(2)).squeeze(2)
+    last = gold.gather(1, (lengths - 1).unsqueeze(1)).squeeze(1)
+    gold_score = (picked * mask).sum(dim=1) + transitions[stop_index, last]
+    return (log_z - gold_score).sum()
+
+
+class CRFNegativeLogLikelihood(torch.nn.Module):
+    """Drop-in for Flair's ``ViterbiLoss``, computed by :func:`crf_negative_log_likelihood`."""
+
+    def __init__(self, label_dictionary) -> None:
+        super().__init__()
+        self.start_index = label_dictionary.get_idx_for_item(_START)
+        self.stop_index = label_dictionary.get_idx_for_item(_STOP)
+
+    def forward(self, features_tuple, targets):
+        features, lengths, transitions = features_tuple
+        return crf_negative_log_likelihood(features, lengths, transitions, targets, self.start_index, self.stop_index)
 
 
 class BiLSTMCRFTagger:
@@ -181,11 +214,12 @@ class BiLSTMCRFTagger:
     def fit(self, docs: Sequence[Document], unlabelled: Sequence[Document] | None = None) -> "BiLSTMCRFTagger":
         """Train embeddings on ``docs`` (and ``unlabelled``, if given) and the tagger on ``docs``' spans."""
         import flair
-        import torch
         from flair.data import Corpus, Dictionary
         from flair.datasets import FlairDatapointDataset
         from flair.models import SequenceTagger
         from flair.trainers import ModelTrainer
+
+        from learning.core.embeddings import quiet_flair  # imports Flair; not counted as training time
 
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"unknown optimizer {self.optimizer!r}; use 'sgd' or 'adam'")
@@ -194,7 +228,7 @@ class BiLSTMCRFTagger:
             raise ValueError("the training documents contain no labelled spans; label at least one first")
 
         started = time.perf_counter()
-        with _torch_threads(self.n_threads), _quiet_flair(self.verbose):
+        with _torch_threads(self.n_threads), quiet_flair(self.verbose):
             flair.set_seed(self.seed)
             tokenised = [tokenize(doc.text) for doc in docs]
             pool = list(unlabelled or ())
@@ -225,6 +259,7 @@ class BiLSTMCRFTagger:
                 locked_dropout=self.locked_dropout,
                 allow_unk_predictions=False,
             )
+            model.loss_function = CRFNegativeLogLikelihood(model.label_dictionary)
             corpus = Corpus(
                 train=FlairDatapointDataset(instances), dev=None, test=None, sample_missing_splits=False
             )
@@ -257,6 +292,8 @@ class BiLSTMCRFTagger:
     def _build_embeddings(self, *, texts: list[str], token_texts: list[list[str]]):
         from flair.embeddings import StackedEmbeddings
 
+        from learning.core import embeddings as local_embeddings
+
         parts = []
         if self.word_dim > 0:
             vectors = local_embeddings.train_word_vectors(
@@ -277,6 +314,7 @@ class BiLSTMCRFTagger:
                     hidden_size=self.char_lm_hidden_size,
                     max_epochs=self.char_lm_epochs,
                     seed=self.seed,
+                    verbose=self.verbose,
                 )
                 parts.append(local_embeddings.char_lm_embeddings(lm))
         if not parts:
@@ -369,8 +407,6 @@ class BiLSTMCRFTagger:
         Returns the tokens of each document and, per document, ``[(token range, emissions), ...]`` with
         emissions already reordered to ``labels_``; with ``viterbi`` also Flair's decoded tags per instance.
         """
-        import torch
-
         self._check_fitted()
         model = self.model_
         model.eval()
@@ -449,8 +485,6 @@ class BiLSTMCRFTagger:
         model = state.pop("model_", None)
         if model is not None:
             buffer = io.BytesIO()
-            import torch
-
             torch.save(model._get_state_dict(), buffer, pickle_protocol=4)
             state["model_bytes_"] = buffer.getvalue()
         return state
@@ -460,8 +494,9 @@ class BiLSTMCRFTagger:
         blob = state.pop("model_bytes_", None)
         self.__dict__.update(state)
         if blob is not None:
-            import torch
             from flair.models import SequenceTagger
+
+            import learning.core.embeddings  # noqa: F401  (registers the embedding classes the model names)
 
             model_state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
             self.model_ = SequenceTagger.load(model_state)

@@ -7,7 +7,13 @@ from typing import Sequence
 import numpy as np
 
 from learning.core.bio import OUTSIDE
-from learning.core.taggers.base import NotFittedError, gold_tags, labels_from_tags, marginals_to_spans, marginals_to_tags
+from learning.core.taggers.base import (
+    NotFittedError,
+    gold_tags,
+    labels_from_tags,
+    marginals_to_spans,
+    marginals_to_tags,
+)
 from learning.core.text import tokenize
 from learning.core.types import Document, Span
 

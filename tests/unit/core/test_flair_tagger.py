@@ -12,8 +12,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("flair")
 
 from learning.core import embeddings as local_embeddings  # noqa: E402
-from learning.core.bio import bio_labels, spans_to_bio  # noqa: E402
-from learning.core.taggers.flair_tagger import BiLSTMCRFTagger, instance_bounds  # noqa: E402
+from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio  # noqa: E402
+from learning.core.taggers.flair_tagger import (  # noqa: E402
+    BiLSTMCRFTagger,
+    crf_negative_log_likelihood,
+    instance_bounds,
+)
 from learning.core.text import tokenize  # noqa: E402
 from learning.core.types import Document, Span  # noqa: E402
 
@@ -58,6 +62,7 @@ def _synthetic_docs(n: int, seed: int) -> list[Document]:
 
 TRAIN = _synthetic_docs(24, seed=1)
 HELD_OUT = _synthetic_docs(6, seed=2)
+POOL = HELD_OUT + [Document(text="Diagnóstico de apendicitis aguda; derivado a Cuenca.")]
 TINY = dict(
     hidden_size=16,
     word_dim=8,
@@ -76,7 +81,7 @@ TINY = dict(
 
 @pytest.fixture(scope="module")
 def tagger() -> BiLSTMCRFTagger:
-    return BiLSTMCRFTagger(**TINY).fit(TRAIN, unlabelled=HELD_OUT)
+    return BiLSTMCRFTagger(**TINY).fit(TRAIN, unlabelled=POOL)
 
 
 def _flair_scores(tagger: BiLSTMCRFTagger, doc: Document):
@@ -113,9 +118,16 @@ def _brute_force(tagger: BiLSTMCRFTagger, doc: Document) -> tuple[np.ndarray, fl
     return full[:, columns], log_z, tuple(paths[int(np.argmax(scores))])
 
 
-def _randomised_transitions(tagger: BiLSTMCRFTagger, seed: int) -> BiLSTMCRFTagger:
-    """A copy whose CRF transitions between real tags (and from START / to STOP) are random and asymmetric."""
+def _double_copy(tagger: BiLSTMCRFTagger, seed: int | None = None) -> BiLSTMCRFTagger:
+    """A float64 copy, so that exact comparisons are not blurred by float32 rounding of the scores.
+
+    With a ``seed``, the CRF transitions between real tags (and from START / to STOP) are made random and
+    asymmetric, so that reading the matrix the wrong way round cannot pass.
+    """
     clone = copy.deepcopy(tagger)
+    clone.model_.double()
+    if seed is None:
+        return clone
     dictionary = clone.model_.label_dictionary
     start, stop = dictionary.get_idx_for_item("<START>"), dictionary.get_idx_for_item("<STOP>")
     real = [i for i in range(len(dictionary)) if i not in (start, stop)]
@@ -158,21 +170,21 @@ def test_marginals_shape_and_rows_sum_to_one(tagger):
 
 @pytest.mark.parametrize("seed", [None, 0, 1])
 def test_marginals_equal_brute_force_enumeration(tagger, seed):
-    model = tagger if seed is None else _randomised_transitions(tagger, seed)
+    model = _double_copy(tagger, seed)
     assert len(tokenize(THREE_TOKENS.text)) == 3
     expected, _, best = _brute_force(model, THREE_TOKENS)
     got = model.predict_marginals([THREE_TOKENS])[0]
-    np.testing.assert_allclose(got, expected, atol=1e-8)
+    np.testing.assert_allclose(got, expected, atol=1e-10)
     # The exhaustive best path is what Flair's Viterbi decodes.
     dictionary = model.model_.label_dictionary
-    viterbi_tags, _ = spans_to_bio(tokenize(THREE_TOKENS.text), model.predict([THREE_TOKENS])[0])
-    assert viterbi_tags == [dictionary.get_item_for_index(i) for i in best]
+    best_tags = [dictionary.get_item_for_index(i) for i in best]
+    assert model.predict([THREE_TOKENS])[0] == bio_to_spans(tokenize(THREE_TOKENS.text), best_tags)
 
 
 def test_brute_force_reading_of_flair_crf_matches_flair_loss(tagger):
     """The enumeration's log partition minus the gold path score is Flair's own Viterbi loss."""
     doc = Document(text=THREE_TOKENS.text, spans=(Span(9, 12, "NOMBRE"), Span(13, 19, "LUGAR")))
-    clone = _randomised_transitions(tagger, 5)
+    clone = _double_copy(tagger, 5)
     _, log_z, _ = _brute_force(clone, doc)
     features, transitions = _flair_scores(clone, doc)
     dictionary = clone.model_.label_dictionary
@@ -187,7 +199,40 @@ def test_brute_force_reading_of_flair_crf_matches_flair_loss(tagger):
     with torch.no_grad():
         loss, count = clone.model_.forward_loss([sentence])
     assert count == 3
-    assert float(loss) == pytest.approx(log_z - gold_score, abs=1e-3)
+    assert float(loss) == pytest.approx(log_z - gold_score, abs=1e-9)
+
+
+def test_vectorised_crf_loss_equals_flair_viterbi_loss_and_gradients():
+    from flair.data import Dictionary
+    from flair.models.sequence_tagger_utils.viterbi import ViterbiLoss
+
+    dictionary = Dictionary(add_unk=False)
+    for tag in ("O", "B-X", "I-X", "B-Y", "I-Y", "<START>", "<STOP>"):
+        dictionary.add_item(tag)
+    n_tags = len(dictionary)
+    start, stop = dictionary.get_idx_for_item("<START>"), dictionary.get_idx_for_item("<STOP>")
+    gen = torch.Generator().manual_seed(0)
+    lengths = torch.tensor([6, 4, 4, 1])  # sorted longest first, as Flair batches them
+    emissions = torch.randn(4, 6, n_tags, generator=gen, dtype=torch.float64)
+    transitions = torch.randn(n_tags, n_tags, generator=gen, dtype=torch.float64)
+    transitions[start, :] = -10000.0
+    transitions[:, stop] = -10000.0
+    targets = torch.randint(0, 5, (int(lengths.sum()),), generator=gen)
+
+    def loss_and_grads(loss_fn):
+        e = emissions.clone().requires_grad_(True)
+        tr = transitions.clone().requires_grad_(True)
+        features = e.unsqueeze(-1).expand(4, 6, n_tags, n_tags) + tr.unsqueeze(0).unsqueeze(0)
+        loss = loss_fn((features, lengths, tr), targets.clone())
+        loss.backward()
+        return float(loss), e.grad, tr.grad
+
+    ours = loss_and_grads(lambda f, y: crf_negative_log_likelihood(*f, y, start, stop))
+    flairs = loss_and_grads(ViterbiLoss(dictionary))
+    assert ours[0] == pytest.approx(flairs[0], rel=1e-9)
+    assert ours[0] > 0
+    np.testing.assert_allclose(ours[1].numpy(), flairs[1].numpy(), atol=1e-9)
+    np.testing.assert_allclose(ours[2].numpy(), flairs[2].numpy(), atol=1e-9)
 
 
 def test_argmax_of_marginals_agrees_with_viterbi(tagger):
@@ -198,7 +243,7 @@ def test_argmax_of_marginals_agrees_with_viterbi(tagger):
         argmax = [tagger.labels_[i] for i in marg.argmax(axis=1)]
         agree += sum(a == b for a, b in zip(tags, argmax))
         total += len(tags)
-    assert total > 200
+    assert total > 150
     assert agree / total >= 0.95
 
 
@@ -226,18 +271,18 @@ def test_pickle_and_save_load_round_trip(tagger, tmp_path):
 
 
 def test_same_seed_gives_the_same_model(tagger):
-    again = BiLSTMCRFTagger(**TINY).fit(TRAIN, unlabelled=HELD_OUT)
+    again = BiLSTMCRFTagger(**TINY).fit(TRAIN, unlabelled=POOL)
     for a, b in zip(tagger.predict_marginals(HELD_OUT[:2]), again.predict_marginals(HELD_OUT[:2])):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_unlabelled_pool_enters_the_word_vocabulary(tagger):
     word_embedding = tagger.model_.embeddings.embeddings[0]
-    pool_only = {local_embeddings.word_key(t.text) for d in HELD_OUT for t in tokenize(d.text)} - {
-        local_embeddings.word_key(t.text) for d in TRAIN for t in tokenize(d.text)
-    }
-    assert pool_only, "the held-out notes should contain some word the training notes lack"
+    train_words = {local_embeddings.word_key(t.text) for d in TRAIN for t in tokenize(d.text)}
+    pool_only = {local_embeddings.word_key(t.text) for d in POOL for t in tokenize(d.text)} - train_words
+    assert {"apendicitis", "cuenca"} <= pool_only
     assert pool_only <= set(word_embedding.vocab)
+    assert len(word_embedding.vocab) == len(train_words | pool_only)
 
 
 def test_fit_without_spans_and_predict_before_fit_raise():
@@ -262,3 +307,35 @@ def test_char_dictionary_is_built_from_the_texts():
     dictionary = local_embeddings.char_dictionary(["ñu", "Ω"])
     assert set(dictionary.get_items()) == {"<unk>", "ñ", "u", "Ω"}
     assert dictionary.get_idx_for_item("z") == dictionary.get_idx_for_item("<unk>")
+
+
+def test_batched_character_encoder_matches_one_word_at_a_time():
+    from flair.data import Sentence
+
+    torch.manual_seed(0)
+    encoder = local_embeddings.character_embeddings(["Juan vive en Ávila"], char_dim=4, hidden_size=3)
+    sentences = [Sentence(["Juan", "vive", "en", "Ávila"]), Sentence(["en", "Zaragoza", "Juan"])]
+    encoder.embed(sentences)
+    assert encoder.embedding_length == 6
+    with torch.no_grad():
+        for sentence in sentences:
+            for token in sentence:
+                ids = torch.tensor([[encoder.char_dictionary.get_idx_for_item(c) for c in token.text]])
+                _, (hidden, _) = encoder.char_rnn(encoder.char_embedding(ids))
+                expected = torch.cat([hidden[0, 0], hidden[1, 0]])
+                torch.testing.assert_close(token.get_embedding(), expected, atol=1e-6, rtol=0)
+    # "Z" was not in the dictionary's texts: it is read as <unk>, not an error.
+    assert encoder.char_dictionary.get_idx_for_item("Z") == 0
+
+
+def test_char_language_model_option_trains_locally_and_round_trips():
+    small = dict(TINY, max_epochs=1, char_lm=True, char_lm_hidden_size=8, char_lm_epochs=1)
+    tagger = BiLSTMCRFTagger(**small).fit(TRAIN[:8], unlabelled=POOL)
+    names = [type(e).__name__ for e in tagger.model_.embeddings.embeddings]
+    assert names == ["WordEmbeddings", "CharacterLSTMEmbeddings", "FlairEmbeddings", "FlairEmbeddings"]
+    assert [e.lm.is_forward_lm for e in tagger.model_.embeddings.embeddings[2:]] == [True, False]
+    marginals = tagger.predict_marginals(HELD_OUT[:2])
+    restored = pickle.loads(pickle.dumps(tagger))
+    for a, b in zip(marginals, restored.predict_marginals(HELD_OUT[:2])):
+        np.testing.assert_allclose(a.sum(axis=1), 1.0, atol=1e-9)
+        np.testing.assert_allclose(a, b, atol=1e-12)

@@ -73,17 +73,22 @@ def test_no_selection_adds_everything_at_once():
 
 def test_choose_thresholds_hand_worked():
     labels = ["O", "B-X"]
-    phi_rows = [[0.45, 0.55], [0.35, 0.65], [0.25, 0.75], [0.05, 0.95]]
-    phi_gold = ["O", "B-X", "B-X", "B-X"]  # the 0.55 prediction is wrong
-    o_rows = [[0.6, 0.4]] + [[0.99, 0.01]] * 100
-    o_gold = ["B-X"] + ["O"] * 100  # the 0.6 O is a missed PHI
-    marginals = [np.array(phi_rows), np.array(o_rows)]
-    theta_phi, theta_o = choose_thresholds(marginals, [phi_gold, o_gold], labels, target_phi=0.95, target_o=0.995)
-    # PHI: 3/4 right from 0.5, 3/3 from 0.6. O: 100/101 = 0.990 from 0.5 and 0.6, 100/100 from 0.7.
-    assert (theta_phi, theta_o) == (0.6, 0.7)
-    # A target nothing reaches closes that kind entirely.
-    theta_phi, _ = choose_thresholds(marginals, [["O"] * 4, o_gold], labels)
-    assert math.isinf(theta_phi)
+    sentences = [
+        (np.array([[0.05, 0.95], [0.99, 0.01]]), ["B-X", "O"]),  # PHI at 0.95, right
+        (np.array([[0.40, 0.60], [0.99, 0.01]]), ["O", "O"]),  # PHI at 0.6, wrong: costs precision
+        (np.array([[0.70, 0.30], [0.99, 0.01]]), ["B-X", "O"]),  # O at 0.7, a missed PHI: costs recall
+        (np.array([[0.999, 0.001]] * 3), ["O", "O", "O"]),  # sure and right
+    ]
+    marginals = [m for m, _ in sentences]
+    gold = [g for _, g in sentences]
+    # θ_PHI must exceed 0.6 (else P = 1/2) and θ_O must exceed 0.7 (else R = 1/2). Every such pair up to
+    # (0.95, 0.99) selects sentences 1 and 4 (5 tokens); above 0.99 for O only sentence 4 remains.
+    # Equal coverage goes to the stricter pair.
+    assert choose_thresholds(marginals, gold, labels) == (0.95, 0.99)
+    # Lenient targets accept all 4 sentences (P = R = 1/2); the strictest pair keeping them is (0.6, 0.7).
+    assert choose_thresholds(marginals, gold, labels, target_precision=0.5, target_recall=0.5) == (0.6, 0.7)
+    # Only bad sentences: no pair can vouch for its selection.
+    assert choose_thresholds(marginals[1:3], gold[1:3], labels) == (math.inf, math.inf)
 
 
 def test_select_confident_per_kind():
@@ -142,3 +147,33 @@ def test_stops_after_three_dev_f1_drops_and_keeps_the_best_model():
 def test_needs_a_dev_set_to_choose_thresholds():
     with pytest.raises(ValueError, match="development set"):
         self_train(LABELLED, UNLABELLED, [], tagger_factory=UnigramTagger)
+
+
+def test_with_the_crf_on_a_tiny_corpus():
+    from functools import partial
+
+    from learning.core.taggers.crf import CRFTagger
+
+    first = ["Juan", "Ana", "Luis", "Eva", "Rosa", "Pablo", "Marta", "Jorge", "Irene", "Tomás"]
+    cities = ["Madrid", "Lugo", "Soria", "Cádiz", "Vigo", "Ávila"]
+
+    def note(i):
+        name, city = first[i % len(first)], cities[i % len(cities)]
+        return doc(f"Paciente: {name}.\nReside en {city}.\nAcude por dolor.", (name, "NAME"), (city, "LOC"))
+
+    gold = [note(i) for i in range(6)]
+    dev = [note(i) for i in range(6, 9)]
+    unlabelled = [Document(note(i).text, (), f"u{i}") for i in range(9, 14)]
+    result = self_train(gold, unlabelled, dev, tagger_factory=partial(CRFTagger, max_iterations=30))
+    assert result.stopped in ("pool-empty", "nothing-selected", "dev-f1-dropped")
+    pools = [h["pool"] for h in result.history]
+    assert pools[0] == 15 and pools == sorted(pools, reverse=True)
+    assert sum(h["selected"] for h in result.history) == 15 - pools[-1]
+    for sentence in result.silver:
+        assert sentence.meta["silver"] is True and sentence.meta["source"].startswith("u")
+        source = next(u for u in unlabelled if u.name == sentence.meta["source"])
+        offset = sentence.meta["offset"]
+        assert source.text[offset : offset + len(sentence.text)] == sentence.text
+        assert all(s.label in ("NAME", "LOC") and 0 <= s.start < s.end <= len(sentence.text) for s in sentence.spans)
+    assert result.history[result.best_iteration]["dev_f1"] == max(h["dev_f1"] for h in result.history)
+    assert result.tagger.predict(dev)[0]

@@ -26,7 +26,9 @@ EVAL = corpus(12, offset=5)
 
 
 def run(strategies=("random", "LCUB_6"), **kw):
-    args = dict(tagger_factory=UnigramTagger, strategies=list(strategies), batch=3, initial=2, iterations=4, runs=2, seed=7)
+    args = dict(
+        tagger_factory=UnigramTagger, strategies=list(strategies), batch=3, initial=2, iterations=4, runs=2, seed=7
+    )
     args.update(kw)
     return simulate(TRAIN, EVAL, **args)
 
@@ -96,7 +98,8 @@ class HardEasyTagger:
         return self
 
     def predict_marginals(self, docs):
-        return [np.array([[0.5, 0.5] if d.name.startswith("hard") else [1.0, 0.0]] * len(tokenize(d.text))) for d in docs]
+        rows = {True: [0.5, 0.5], False: [1.0, 0.0]}
+        return [np.array([rows[d.name.startswith("hard")]] * len(tokenize(d.text))) for d in docs]
 
     def predict(self, docs):
         return [[] for _ in docs]

@@ -1,0 +1,79 @@
+"""``manage.py evaluate``: train a tagger on one corpus, score it on another, print one JSON line."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.formats import FORMATS, FormatError, read_corpus
+from learning.core.experiments import run_evaluation
+from learning.core.registry import TAGGERS, parse_params
+from learning.core.types import Document
+
+
+def read_or_fail(path: str, fmt: str, option: str) -> list[Document]:
+    """The documents at ``path``, or a :class:`CommandError` a person can act on."""
+    if not Path(path).exists():
+        raise CommandError(f"{option}: {path} does not exist")
+    try:
+        docs = read_corpus(path, fmt)
+    except (FormatError, ValueError) as error:
+        raise CommandError(f"{option}: {error}") from error
+    if not docs:
+        raise CommandError(f"{option}: no {fmt} documents found in {path}")
+    return docs
+
+
+class Command(BaseCommand):
+    help = (
+        "Train a tagger on --train and score it on --eval (entity and token P/R/F1, leakage, per type). "
+        "Prints one JSON line. Never touches the database."
+    )
+    requires_system_checks: list[str] = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        parser.add_argument("--train", required=True, help="folder (or file) of gold training documents")
+        parser.add_argument("--eval", required=True, help="folder (or file) of gold evaluation documents")
+        parser.add_argument("--format", default="brat", choices=FORMATS, help="corpus format (default brat)")
+        parser.add_argument("--tagger", default="crf", choices=sorted(TAGGERS), help="tagger (default crf)")
+        parser.add_argument(
+            "--param", action="append", default=[], metavar="NAME=VALUE",
+            help="a tagger parameter, e.g. --param max_iterations=50 (repeatable; VALUE read as JSON if it can be)",
+        )
+        parser.add_argument(
+            "--recall-bias", type=float, metavar="BETA", default=None,
+            help="tune the recall-bias thresholds for token F_BETA on a development split and apply them",
+        )
+        parser.add_argument("--self-train", action="store_true", help="self-train on --unlabelled documents")
+        parser.add_argument("--unlabelled", help="folder (or file) of unlabelled documents for --self-train")
+        parser.add_argument(
+            "--dev-fraction", type=float, default=0.2,
+            help="share of the training documents held out as development set when one is needed (default 0.2)",
+        )
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **options):
+        if options["self_train"] and not options["unlabelled"]:
+            raise CommandError("--self-train needs --unlabelled DIR")
+        if options["unlabelled"] and not options["self_train"]:
+            raise CommandError("--unlabelled is only used with --self-train")
+        fmt = options["format"]
+        train = read_or_fail(options["train"], fmt, "--train")
+        evaluation = read_or_fail(options["eval"], fmt, "--eval")
+        unlabelled = read_or_fail(options["unlabelled"], fmt, "--unlabelled") if options["self_train"] else None
+        try:
+            report = run_evaluation(
+                train,
+                evaluation,
+                tagger=options["tagger"],
+                tagger_params=parse_params(options["param"]),
+                seed=options["seed"],
+                recall_bias_beta=options["recall_bias"],
+                unlabelled_docs=unlabelled,
+                dev_fraction=options["dev_fraction"],
+            )
+        except (ValueError, FormatError) as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(json.dumps(report, ensure_ascii=False))
