@@ -31,6 +31,7 @@ import torch
 
 from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio
 from learning.core.marginals import forward_backward_batch
+from learning.core.taggers.base import NotFittedError
 from learning.core.text import Token, sentence_bounds, tokenize
 from learning.core.types import Document, Span
 
@@ -137,7 +138,10 @@ class BiLSTMCRFTagger:
     char_lm_hidden_size, char_lm_epochs : size and training length of those language models.
     sentences_per_instance, max_instance_tokens : how sentences are grouped into one model input.
     max_epochs, mini_batch_size, learning_rate, optimizer : training with Flair's ``ModelTrainer``
-        (``optimizer`` is ``"sgd"`` or ``"adam"``); the learning rate is annealed on the training loss.
+        (``optimizer`` is ``"sgd"`` or ``"adam"``).
+    lr_schedule : ``"plateau"`` halves the learning rate when the training loss stops falling (Flair's
+        default); ``"linear"`` decays it linearly to zero over ``max_epochs`` (after a 5% warm-up), which
+        suits a fixed, small epoch budget.
     word_dropout, locked_dropout : Flair's regularisation of the embeddings.
     seed : seeds Python, numpy and torch (and gensim) for a reproducible model.
     n_threads : torch threads used in ``fit`` and prediction (restored afterwards; ``None`` keeps them).
@@ -166,6 +170,7 @@ class BiLSTMCRFTagger:
         mini_batch_size: int = 16,
         learning_rate: float = 0.1,
         optimizer: str = "sgd",
+        lr_schedule: str = "plateau",
         word_dropout: float = 0.05,
         locked_dropout: float = 0.5,
         seed: int = 0,
@@ -188,6 +193,7 @@ class BiLSTMCRFTagger:
         self.mini_batch_size = mini_batch_size
         self.learning_rate = learning_rate
         self.optimizer = optimizer
+        self.lr_schedule = lr_schedule
         self.word_dropout = word_dropout
         self.locked_dropout = locked_dropout
         self.seed = seed
@@ -218,11 +224,14 @@ class BiLSTMCRFTagger:
         from flair.datasets import FlairDatapointDataset
         from flair.models import SequenceTagger
         from flair.trainers import ModelTrainer
+        from flair.trainers.plugins import LinearSchedulerPlugin
 
         from learning.core.embeddings import quiet_flair  # imports Flair; not counted as training time
 
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"unknown optimizer {self.optimizer!r}; use 'sgd' or 'adam'")
+        if self.lr_schedule not in ("plateau", "linear"):
+            raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; use 'plateau' or 'linear'")
         types = sorted({span.label for doc in docs for span in doc.spans})
         if not types:
             raise ValueError("the training documents contain no labelled spans; label at least one first")
@@ -278,6 +287,8 @@ class BiLSTMCRFTagger:
                     create_loss_file=False,
                     embeddings_storage_mode="cpu",
                     min_learning_rate=1e-3 if self.optimizer == "sgd" else 1e-6,
+                    attach_default_scheduler=self.lr_schedule == "plateau",
+                    plugins=[LinearSchedulerPlugin(warmup_fraction=0.05)] if self.lr_schedule == "linear" else [],
                 )
             for sentence in instances:
                 sentence.clear_embeddings()
@@ -358,15 +369,19 @@ class BiLSTMCRFTagger:
 
     def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
         """Spans of the most probable (Viterbi) tag sequence of each document."""
-        return [spans for spans, _ in self._run(docs, viterbi=True, marginals=False)]
+        return [spans for _, spans, _ in self._run(docs, viterbi=True, marginals=False)]
+
+    def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]:
+        """The Viterbi tag of every token of each document."""
+        return [tags for tags, _, _ in self._run(docs, viterbi=True, marginals=False)]
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """Per document, P(label | text) for every token (rows sum to 1, columns in ``labels_`` order)."""
-        return [marg for _, marg in self._run(docs, viterbi=False, marginals=True)]
+        return [marg for _, _, marg in self._run(docs, viterbi=False, marginals=True)]
 
     def predict_with_marginals(self, docs: Sequence[Document]) -> list[tuple[list[Span], np.ndarray]]:
         """Viterbi spans and marginals from one forward pass per instance."""
-        return self._run(docs, viterbi=True, marginals=True)
+        return [(spans, marg) for _, spans, marg in self._run(docs, viterbi=True, marginals=True)]
 
     def crf_potentials(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(transition, start, end)`` over ``labels_`` in the orientation of ``forward_backward``.
@@ -393,13 +408,9 @@ class BiLSTMCRFTagger:
             columns.append(dictionary.get_idx_for_item(label))
         return np.asarray(columns)
 
-    def emissions(self, docs: Sequence[Document]) -> list[list[np.ndarray]]:
-        """Per document, per instance, the emission scores (tokens x ``labels_``) of the network."""
-        return [[e for _, e in doc_em] for doc_em in self._forward(docs)[1]]
-
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
 
     def _forward(self, docs: Sequence[Document], viterbi: bool = False):
         """Run the network over every instance of ``docs``.
@@ -457,9 +468,9 @@ class BiLSTMCRFTagger:
         if marginals:
             transition, start, end = self.crf_potentials()
         for d, tokens in enumerate(doc_tokens):
+            tags = ["O"] * len(tokens)
             spans: list[Span] = []
             if viterbi:
-                tags = ["O"] * len(tokens)
                 for (a, b), inst_tags in tags_per_doc[d]:
                     tags[a:b] = inst_tags
                 spans = bio_to_spans(tokens, tags)
@@ -475,7 +486,7 @@ class BiLSTMCRFTagger:
                 post = forward_backward_batch(unary, lengths, transition, start, end)
                 for i, ((a, b), _) in enumerate(pieces):
                     marg[a:b] = post[i, : b - a]
-            out.append((spans, marg))
+            out.append((tags, spans, marg))
         return out
 
     # ----------------------------------------------------------------- persistence

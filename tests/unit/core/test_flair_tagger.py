@@ -12,12 +12,13 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("flair")
 
 from learning.core import embeddings as local_embeddings  # noqa: E402
-from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio  # noqa: E402
+from learning.core.bio import bio_labels, bio_to_spans  # noqa: E402
 from learning.core.taggers.flair_tagger import (  # noqa: E402
     BiLSTMCRFTagger,
     crf_negative_log_likelihood,
     instance_bounds,
 )
+from learning.core.taggers.base import NotFittedError, Tagger  # noqa: E402
 from learning.core.text import tokenize  # noqa: E402
 from learning.core.types import Document, Span  # noqa: E402
 
@@ -152,6 +153,7 @@ def test_instance_bounds_group_sentences_and_cut_long_ones():
 
 
 def test_labels_are_bio_with_o_first(tagger):
+    assert isinstance(tagger, Tagger)
     assert tagger.labels_ == bio_labels(["NOMBRE", "FECHA", "LUGAR"])
     assert tagger.labels_[0] == "O"
     assert tagger.n_train_instances_ == 48  # two sentence groups per note: body, signature
@@ -237,9 +239,10 @@ def test_vectorised_crf_loss_equals_flair_viterbi_loss_and_gradients():
 
 def test_argmax_of_marginals_agrees_with_viterbi(tagger):
     pairs = tagger.predict_with_marginals(HELD_OUT)
+    all_tags = tagger.predict_tags(HELD_OUT)
     agree = total = 0
-    for doc, (spans, marg) in zip(HELD_OUT, pairs):
-        tags, _ = spans_to_bio(tokenize(doc.text), spans)
+    for doc, (spans, marg), tags in zip(HELD_OUT, pairs, all_tags):
+        assert bio_to_spans(tokenize(doc.text), tags) == spans
         argmax = [tagger.labels_[i] for i in marg.argmax(axis=1)]
         agree += sum(a == b for a, b in zip(tags, argmax))
         total += len(tags)
@@ -288,7 +291,7 @@ def test_unlabelled_pool_enters_the_word_vocabulary(tagger):
 def test_fit_without_spans_and_predict_before_fit_raise():
     with pytest.raises(ValueError, match="no labelled spans"):
         BiLSTMCRFTagger(**TINY).fit([Document(text="Sin datos.")])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         BiLSTMCRFTagger().predict_marginals(HELD_OUT[:1])
 
 
