@@ -45,3 +45,9 @@ def api_as():
         return client
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The production hasher is slow on purpose; tests only need passwords to check."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
