@@ -117,6 +117,9 @@ class Annotation(models.Model):
     )
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
     spans = models.JSONField(default=list)
+    # What the model suggested when the record was handed out; corrections are counted against it.
+    suggested = models.JSONField(default=list, blank=True)
+    possible_missed = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
     version = models.PositiveIntegerField(default=1)
     active_seconds = models.FloatField(default=0)
@@ -183,7 +186,8 @@ class PoolScore(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pool_scores")
     score = models.FloatField()
     rank = models.PositiveIntegerField()
-    pre_annotations = models.JSONField(default=list, blank=True)
+    # {"spans": [{"start", "end", "label", "confidence"}], "possible_missed": [[start, end, p_phi], ...]}
+    pre_annotations = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["ranking", "document"], name="one_score_per_ranking")]

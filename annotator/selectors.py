@@ -92,3 +92,32 @@ def document_segments(*, text: str, spans: list[dict]) -> list[dict]:
     if position < len(text):
         segments.append({"text": text[position:], "label": None})
     return segments
+
+
+def workbench_payload(*, annotation: Annotation) -> dict:
+    """Everything the workbench page needs for one record, as JSON-ready values."""
+    from django.urls import reverse
+
+    from learning.core.text import tokenize
+
+    document = annotation.document
+    project = document.project
+    tokens = tokenize(document.text)
+    if document.n_tokens is None:
+        Document.objects.filter(pk=document.pk).update(n_tokens=len(tokens))
+    return {
+        "project": {"id": project.pk, "name": project.name, "labels": project.labels,
+                    "allow_overlap": project.allow_overlap},
+        "document": {"id": document.pk, "external_id": document.external_id, "text": document.text},
+        "annotation": {"id": annotation.pk, "version": annotation.version, "state": annotation.state,
+                       "spans": annotation.spans},
+        "tokens": [[token.start, token.end] for token in tokens],
+        "possible_missed": annotation.possible_missed,
+        "urls": {
+            "draft": reverse("annotation-draft", args=[annotation.pk]),
+            "submit": reverse("annotation-submit", args=[annotation.pk]),
+            "next": reverse("annotator:annotate-next", args=[project.pk]),
+            "reload": reverse("annotator:annotate", args=[project.pk, document.pk]),
+        },
+        "ws": f"/ws/projects/{project.pk}/",
+    }

@@ -9,4 +9,6 @@ urlpatterns = [
     path("projects/<int:project_id>/import/", views.import_upload, name="project-import"),
     path("projects/<int:project_id>/export/", views.export_download, name="project-export"),
     path("projects/<int:project_id>/documents/<int:document_id>/", views.document_detail, name="document-detail"),
+    path("projects/<int:project_id>/annotate/", views.annotate_next, name="annotate-next"),
+    path("projects/<int:project_id>/annotate/<int:document_id>/", views.annotate, name="annotate"),
 ]

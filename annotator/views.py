@@ -10,10 +10,11 @@ from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
 from annotator.forms import ExportForm, ImportForm
 from annotator.models import Annotation, AuditEvent, Document
 from annotator.selectors import (
-    can_manage, document_segments, documents_for, project_overview, projects_for, role_in,
+    can_manage, document_segments, documents_for, project_overview, projects_for, role_in, workbench_payload,
 )
 from annotator.services.audit import record_event
 from annotator.services.exports import export_archive
+from annotator.services.queue import next_record
 from annotator.services.uploads import import_uploaded_files
 
 
@@ -91,3 +92,24 @@ def export_download(request, project_id: int):
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
     return render(request, "annotator/export.html", {"project": project, "form": form})
+
+
+def annotate_next(request, project_id: int):
+    project = visible_project(request.user, project_id)
+    handout = next_record(project=project, user=request.user)
+    if handout is None:
+        return render(request, "annotator/pool_empty.html", {"project": project})
+    return redirect("annotator:annotate", project_id=project.pk, document_id=handout.assignment.document_id)
+
+
+def annotate(request, project_id: int, document_id: int):
+    project = visible_project(request.user, project_id)
+    annotation = get_object_or_404(
+        Annotation.objects.select_related("document__project"),
+        document__project=project, document_id=document_id, annotator=request.user,
+    )
+    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=annotation.document)
+    return render(request, "annotator/workbench.html", {
+        "project": project, "document": annotation.document, "annotation": annotation,
+        "payload": workbench_payload(annotation=annotation),
+    })

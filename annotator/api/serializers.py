@@ -73,3 +73,16 @@ class ImportReportSerializer(serializers.Serializer):
 class ExportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=EXPORT_FORMATS)
     include_evaluation = serializers.BooleanField(default=True)
+
+
+class AnnotationWriteSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=1)
+    spans = serializers.ListField(child=serializers.DictField(), allow_empty=True, max_length=100000)
+    active_seconds = serializers.FloatField(min_value=0, default=0)
+
+
+class CorrectionsSerializer(serializers.Serializer):
+    fn_fixes = serializers.IntegerField()
+    fp_fixes = serializers.IntegerField()
+    relabels = serializers.IntegerField()
+    boundary_changes = serializers.IntegerField()

@@ -15,4 +15,8 @@ urlpatterns = [
     path("projects/<int:project_id>/", include(project_router.urls)),
     path("projects/<int:project_id>/import/", views.ImportView.as_view(), name="project-import"),
     path("projects/<int:project_id>/export/", views.ExportView.as_view(), name="project-export"),
+    path("projects/<int:project_id>/next/", views.NextRecordView.as_view(), name="project-next"),
+    path("annotations/<int:annotation_id>/", views.WorkbenchAnnotationView.as_view(), name="annotation-workbench"),
+    path("annotations/<int:annotation_id>/draft/", views.DraftView.as_view(), name="annotation-draft"),
+    path("annotations/<int:annotation_id>/submit/", views.SubmitView.as_view(), name="annotation-submit"),
 ]

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,9 +14,11 @@ from annotator.api import serializers
 from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
 from annotator.models import Annotation
 from annotator.schemas import UnknownSchemaError
-from annotator.selectors import documents_for, projects_for
+from annotator.selectors import documents_for, projects_for, workbench_payload
+from annotator.services.annotations import AnnotationError, StaleAnnotation, save_draft, submit
 from annotator.services.exports import export_archive
 from annotator.services.projects import ProjectError, create_project
+from annotator.services.queue import next_record
 from annotator.services.uploads import import_uploaded_files
 
 
@@ -98,3 +101,76 @@ class ExportView(APIView):
         response = HttpResponse(content, content_type="application/octet-stream")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+
+class NextRecordView(APIView):
+    """Hand out the next record (or the annotator's open one) with its suggestions and tokens."""
+
+    @extend_schema(request=None, responses={200: dict, 204: None})
+    def post(self, request, project_id: int):
+        project = visible_project(request.user, project_id)
+        handout = next_record(project=project, user=request.user)
+        if handout is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(workbench_payload(annotation=handout.annotation))
+
+
+def _own_annotation(request, annotation_id: int) -> Annotation:
+    annotation = Annotation.objects.select_related("document__project").filter(
+        pk=annotation_id, annotator=request.user
+    ).first()
+    if annotation is None or not projects_for(user=request.user).filter(pk=annotation.document.project_id).exists():
+        raise NotFound("no such annotation of yours")
+    return annotation
+
+
+class WorkbenchAnnotationView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request, annotation_id: int):
+        return Response(workbench_payload(annotation=_own_annotation(request, annotation_id)))
+
+
+class _AnnotationWrite(APIView):
+    service = None
+
+    def _write(self, request, annotation_id: int):
+        _own_annotation(request, annotation_id)
+        payload = serializers.AnnotationWriteSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            return type(self).service(annotation_id=annotation_id, user=request.user, **payload.validated_data), None
+        except StaleAnnotation as stale:
+            return None, Response(
+                {"detail": str(stale), "current_version": stale.current_version}, status=status.HTTP_409_CONFLICT
+            )
+        except AnnotationError as error:
+            raise ValidationError({"detail": str(error)}) from None
+
+
+class DraftView(_AnnotationWrite):
+    service = staticmethod(save_draft)
+
+    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
+    def put(self, request, annotation_id: int):
+        result, refusal = self._write(request, annotation_id)
+        if refusal is not None:
+            return refusal
+        return Response({"version": result.annotation.version})
+
+
+class SubmitView(_AnnotationWrite):
+    service = staticmethod(submit)
+
+    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
+    def post(self, request, annotation_id: int):
+        result, refusal = self._write(request, annotation_id)
+        if refusal is not None:
+            return refusal
+        project_id = result.annotation.document.project_id
+        return Response({
+            "version": result.annotation.version,
+            "state": result.annotation.state,
+            "corrections": result.corrections.as_dict(),
+            "repeated": result.repeated,
+            "next_url": reverse("annotator:annotate-next", args=[project_id]),
+        })

@@ -1,0 +1,154 @@
+"""Saving drafts and submitting annotations, with optimistic concurrency on the version edited.
+
+A save or submit names the version it edited. If the stored annotation has moved on (another tab, another
+person), the write is refused with ``StaleAnnotation`` — never a silent overwrite. Submitting the same
+spans twice is harmless: the second call returns the first result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.corrections import Corrections, count_corrections
+from annotator.formats import validate_spans
+from annotator.models import Annotation, Assignment, AuditEvent, Document
+from annotator.services.audit import record_event
+from annotator.services.queue import extend_assignment
+from learning.core.types import Document as CorpusDocument
+from learning.core.types import Span
+
+MAX_ACTIVE_SECONDS_PER_SAVE = 3600.0
+
+
+class AnnotationError(ValueError):
+    """Spans that cannot be stored (out of range, unknown label, forbidden overlap) or a closed record."""
+
+
+class StaleAnnotation(Exception):
+    def __init__(self, current_version: int) -> None:
+        self.current_version = current_version
+        super().__init__(
+            "This record was changed in another tab or by someone else since you opened it "
+            f"(now at version {current_version}). Reload to see the current version."
+        )
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    annotation: Annotation
+    corrections: Corrections | None = None
+    repeated: bool = False
+
+
+def _clean_spans(*, annotation: Annotation, spans: Sequence[dict]) -> list[dict]:
+    project = annotation.document.project
+    cleaned = []
+    for span in spans:
+        try:
+            start, end, label = int(span["start"]), int(span["end"]), str(span["label"])
+        except (KeyError, TypeError, ValueError):
+            raise AnnotationError(f"a span needs integer start and end and a label, got {span!r}") from None
+        origin = span.get("origin", "human")
+        if origin not in {"model", "human"}:
+            raise AnnotationError(f"a span's origin is 'model' or 'human', got {origin!r}")
+        entry = {"start": start, "end": end, "label": label, "origin": origin,
+                 "status": "accepted" if span.get("status") == "accepted" or origin == "human" else "pending"}
+        if span.get("confidence") is not None:
+            entry["confidence"] = float(span["confidence"])
+        cleaned.append(entry)
+    cleaned.sort(key=lambda s: (s["start"], s["end"], s["label"]))
+    problems = validate_spans(
+        [CorpusDocument(text=annotation.document.text, spans=tuple(Span(s["start"], s["end"], s["label"]) for s in cleaned),
+                        name=annotation.document.external_id)],
+        labels=project.labels or None, allow_overlap=project.allow_overlap,
+    )
+    if problems:
+        raise AnnotationError("; ".join(str(problem) for problem in problems[:5]))
+    return cleaned
+
+
+def _active(seconds) -> float:
+    try:
+        value = float(seconds or 0)
+    except (TypeError, ValueError):
+        raise AnnotationError("active_seconds must be a number") from None
+    return min(max(value, 0.0), MAX_ACTIVE_SECONDS_PER_SAVE)
+
+
+def _locked(annotation_id: int, user) -> Annotation:
+    annotation = (
+        Annotation.objects.select_for_update(of=("self",)).select_related("document__project")
+        .filter(pk=annotation_id, annotator=user).first()
+    )
+    if annotation is None:
+        raise Annotation.DoesNotExist(f"no annotation {annotation_id} of yours")
+    return annotation
+
+
+@transaction.atomic
+def save_draft(*, annotation_id: int, user, version: int, spans: Sequence[dict], active_seconds=0) -> SaveResult:
+    annotation = _locked(annotation_id, user)
+    if annotation.state == Annotation.State.SUBMITTED:
+        raise StaleAnnotation(annotation.version)
+    if annotation.version != version:
+        raise StaleAnnotation(annotation.version)
+    annotation.spans = _clean_spans(annotation=annotation, spans=spans)
+    annotation.active_seconds += _active(active_seconds)
+    annotation.version += 1
+    annotation.save(update_fields=["spans", "active_seconds", "version", "updated_at"])
+    extend_assignment(annotation=annotation)
+    return SaveResult(annotation=annotation)
+
+
+@transaction.atomic
+def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], active_seconds=0) -> SaveResult:
+    annotation = _locked(annotation_id, user)
+    final = [{**span, "origin": "human", "status": "accepted"}
+             for span in _clean_spans(annotation=annotation, spans=spans)]
+    if annotation.state == Annotation.State.SUBMITTED:
+        same = [(s["start"], s["end"], s["label"]) for s in annotation.spans] == [
+            (s["start"], s["end"], s["label"]) for s in final]
+        if same and version in (annotation.version - 1, annotation.version):
+            return SaveResult(annotation=annotation, corrections=_stored_corrections(annotation), repeated=True)
+        raise StaleAnnotation(annotation.version)
+    if annotation.version != version:
+        raise StaleAnnotation(annotation.version)
+    corrections = count_corrections(annotation.suggested, final)
+    now = timezone.now()
+    annotation.spans = final
+    annotation.state = Annotation.State.SUBMITTED
+    annotation.version += 1
+    annotation.active_seconds += _active(active_seconds)
+    annotation.submitted_at = now
+    annotation.fn_fixes = corrections.fn_fixes
+    annotation.fp_fixes = corrections.fp_fixes
+    annotation.relabels = corrections.relabels
+    annotation.boundary_changes = corrections.boundary_changes
+    annotation.save()
+    Assignment.objects.filter(
+        document=annotation.document, annotator=user, completed_at__isnull=True
+    ).update(completed_at=now)
+    document = annotation.document
+    submitted = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).count()
+    if submitted >= document.project.annotators_per_document:
+        Document.objects.filter(pk=document.pk).update(status=Document.Status.SUBMITTED)
+    record_event(user=user, action=AuditEvent.Action.EDIT, project=document.project, obj=annotation,
+                 detail={"submitted": True, "version": annotation.version, **corrections.as_dict()})
+    transaction.on_commit(lambda: _announce_submission(annotation))
+    return SaveResult(annotation=annotation, corrections=corrections)
+
+
+def _stored_corrections(annotation: Annotation) -> Corrections:
+    return Corrections(
+        fn_fixes=annotation.fn_fixes, fp_fixes=annotation.fp_fixes, relabels=annotation.relabels,
+        boundary_changes=annotation.boundary_changes,
+    )
+
+
+def _announce_submission(annotation: Annotation) -> None:
+    from annotator.signals import annotation_submitted
+
+    annotation_submitted.send(sender=Annotation, annotation=annotation)

@@ -1,0 +1,200 @@
+"""The queue and the annotation writes against the real PostgreSQL: ranking order, SKIP LOCKED hand-outs
+under concurrency, expiry, optimistic versions, idempotent submits and correction counts."""
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.utils import timezone
+
+from annotator.models import Annotation, Assignment, Document, Membership, PoolScore, Ranking
+from annotator.services.annotations import StaleAnnotation, save_draft, submit
+from annotator.services.imports import import_documents
+from annotator.services.projects import set_membership
+from annotator.services.queue import next_record
+from learning.core.types import Document as CorpusDocument
+
+NAME = "NOMBRE_SUJETO_ASISTENCIA"
+
+
+def make_pool(project, n):
+    import_documents(
+        project=project, annotated=False,
+        documents=[CorpusDocument(text=f"Paciente número {i}: Ana Ruiz, visto el día {i}.", name=f"doc{i:03d}")
+                   for i in range(n)],
+    )
+    return list(project.documents.order_by("id"))
+
+
+def rank(project, documents, *, spans=None):
+    """A current ranking listing ``documents`` best first, each with ``spans`` as suggestions."""
+    Ranking.objects.filter(project=project, is_current=True).update(is_current=False)
+    ranking = Ranking.objects.create(project=project, strategy="LCUB_6", is_current=True)
+    PoolScore.objects.bulk_create([
+        PoolScore(ranking=ranking, document=document, score=100 - i, rank=i + 1,
+                  pre_annotations={"spans": spans or [], "possible_missed": [[0, 8, 0.3]]})
+        for i, document in enumerate(documents)
+    ])
+    return ranking
+
+
+@pytest.mark.django_db
+def test_next_record_follows_the_current_ranking_and_resumes_open_work(users, projects):
+    project = projects["A"]
+    documents = make_pool(project, 5)
+    rank(project, [documents[3], documents[1], documents[4]],
+         spans=[{"start": 19, "end": 27, "label": NAME, "confidence": 0.7}])
+    first = next_record(project=project, user=users["annotator"])
+    assert first.assignment.document == documents[3] and not first.resumed
+    assert first.annotation.suggested == [{"start": 19, "end": 27, "label": NAME, "confidence": 0.7}]
+    assert first.annotation.spans[0]["origin"] == "model" and first.annotation.spans[0]["status"] == "pending"
+    assert first.annotation.possible_missed == [[0, 8, 0.3]]
+    again = next_record(project=project, user=users["annotator"])
+    assert again.resumed and again.annotation.pk == first.annotation.pk
+    assert next_record(project=project, user=users["lead"]).assignment.document == documents[1]
+    assert Document.objects.get(pk=documents[3].pk).status == "assigned"
+
+
+@pytest.mark.django_db
+def test_without_a_ranking_any_free_record_is_handed_out_and_the_pool_can_run_dry(users, projects):
+    project = projects["A"]
+    documents = make_pool(project, 2)
+    got = {next_record(project=project, user=users["annotator"]).assignment.document_id,
+           next_record(project=project, user=users["lead"]).assignment.document_id}
+    assert got == {d.pk for d in documents}
+    assert next_record(project=project, user=users["admin"]) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_annotators_never_get_the_same_record(projects):
+    project = projects["A"]
+    documents = make_pool(project, 12)
+    rank(project, documents)
+    User = get_user_model()
+    people = [User.objects.create_user(f"a{i}", password="x") for i in range(8)]
+    for person in people:
+        set_membership(project=project, user=person, role=Membership.Role.ANNOTATOR)
+    barrier, results, errors = threading.Barrier(len(people)), {}, []
+
+    def ask(person):
+        try:
+            barrier.wait()
+            handout = next_record(project=project, user=person)
+            results[person.username] = handout.assignment.document_id
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask, args=(person,)) for person in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(results) == 8 and len(set(results.values())) == 8
+    # Under the ranking, the eight best records are the ones handed out.
+    assert set(results.values()) == {d.pk for d in documents[:8]}
+
+
+@pytest.mark.django_db
+def test_double_annotation_hands_a_record_to_n_people(users, projects):
+    project = projects["A"]
+    project.annotators_per_document = 2
+    project.save()
+    documents = make_pool(project, 3)
+    rank(project, documents)
+    first = next_record(project=project, user=users["annotator"]).assignment.document_id
+    second = next_record(project=project, user=users["lead"]).assignment.document_id
+    third = next_record(project=project, user=users["admin"]).assignment.document_id
+    assert first == second == documents[0].pk and third == documents[1].pk
+
+
+@pytest.mark.django_db
+def test_abandoned_assignments_return_to_the_pool(users, projects):
+    project = projects["A"]
+    documents = make_pool(project, 1)
+    next_record(project=project, user=users["annotator"])
+    assert next_record(project=project, user=users["lead"]) is None
+    Assignment.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    handout = next_record(project=project, user=users["lead"])
+    assert handout.assignment.document_id == documents[0].pk
+    assert Assignment.objects.count() == 1
+    assert not Annotation.objects.filter(annotator=users["annotator"]).exists()  # untouched draft released
+
+
+@pytest.mark.django_db
+def test_versions_refuse_stale_writes_and_submits_are_idempotent(users, projects):
+    project = projects["A"]
+    make_pool(project, 1)
+    handout = next_record(project=project, user=users["annotator"])
+    annotation = handout.annotation
+    spans = [{"start": 19, "end": 27, "label": NAME, "origin": "human"}]
+    saved = save_draft(annotation_id=annotation.pk, user=users["annotator"], version=1, spans=spans, active_seconds=12)
+    assert saved.annotation.version == 2
+    with pytest.raises(StaleAnnotation) as stale:  # a second tab still at version 1
+        save_draft(annotation_id=annotation.pk, user=users["annotator"], version=1, spans=[], active_seconds=3)
+    assert stale.value.current_version == 2
+    done = submit(annotation_id=annotation.pk, user=users["annotator"], version=2, spans=spans, active_seconds=8)
+    assert (done.annotation.version, done.annotation.state, done.corrections.fn_fixes) == (3, "submitted", 1)
+    again = submit(annotation_id=annotation.pk, user=users["annotator"], version=2, spans=spans, active_seconds=8)
+    assert again.repeated and again.annotation.version == 3
+    with pytest.raises(StaleAnnotation):
+        submit(annotation_id=annotation.pk, user=users["annotator"], version=2, spans=[], active_seconds=1)
+    stored = Annotation.objects.get(pk=annotation.pk)
+    assert stored.active_seconds == 20 and stored.spans[0]["label"] == NAME and stored.version == 3
+    assert stored.document.status == "submitted"
+    assert Assignment.objects.get().completed_at is not None
+
+
+@pytest.mark.django_db
+def test_api_next_draft_submit_with_corrections_and_conflicts(users, projects, api_as):
+    project = projects["A"]
+    documents = make_pool(project, 2)
+    rank(project, documents, spans=[{"start": 19, "end": 27, "label": NAME, "confidence": 0.9},
+                                    {"start": 0, "end": 8, "label": "PROFESION", "confidence": 0.4}])
+    client = api_as(users["annotator"])
+    payload = client.post(f"/api/projects/{project.pk}/next/").json()
+    assert payload["document"]["id"] == documents[0].pk
+    assert payload["tokens"][0] == [0, 8] and len(payload["annotation"]["spans"]) == 2
+    urls, version = payload["urls"], payload["annotation"]["version"]
+    text = payload["document"]["text"]
+    assert text[19:27] == "Ana Ruiz" and text[38:41] == "día"
+    final = [{"start": 19, "end": 22, "label": NAME, "origin": "human"},   # "Ana" only: a boundary change
+             {"start": 23, "end": 27, "label": NAME, "origin": "human"},   # "Ruiz": PHI added
+             {"start": 38, "end": 41, "label": "FECHAS", "origin": "human"}]  # "día": added
+    draft = client.put(urls["draft"], {"version": version, "spans": final, "active_seconds": 5}, format="json")
+    assert draft.status_code == 200 and draft.json() == {"version": version + 1}
+    stale = client.post(urls["submit"], {"version": version, "spans": final}, format="json")
+    assert stale.status_code == 409 and stale.json()["current_version"] == version + 1
+    done = client.post(urls["submit"], {"version": version + 1, "spans": final, "active_seconds": 7}, format="json")
+    assert done.status_code == 200, done.content
+    assert done.json()["corrections"] == {"fn_fixes": 2, "fp_fixes": 1, "relabels": 0, "boundary_changes": 1}
+    stored = Annotation.objects.get(pk=payload["annotation"]["id"])
+    assert [(s["start"], s["end"], s["origin"]) for s in stored.spans] == [(19, 22, "human"), (23, 27, "human"), (38, 41, "human")]
+    assert (stored.fn_fixes, stored.fp_fixes, stored.boundary_changes, stored.active_seconds) == (2, 1, 1, 12)
+    bad = client.put(urls["draft"], {"version": 9, "spans": [{"start": 0, "end": 999, "label": NAME}]}, format="json")
+    assert bad.status_code in (400, 409)
+    other = api_as(users["outsider"])
+    assert other.get(f"/api/annotations/{stored.pk}/").status_code == 404
+    assert other.post(urls["submit"], {"version": 4, "spans": []}, format="json").status_code == 404
+
+
+@pytest.mark.django_db
+def test_invalid_spans_are_refused_and_change_nothing(users, projects, api_as):
+    project = projects["A"]
+    make_pool(project, 1)
+    client = api_as(users["annotator"])
+    payload = client.post(f"/api/projects/{project.pk}/next/").json()
+    url = payload["urls"]["draft"]
+    for spans, words in [([{"start": 5, "end": 500, "label": NAME}], "outside the text"),
+                         ([{"start": 0, "end": 3, "label": "NOT_A_LABEL"}], "NOT_A_LABEL"),
+                         ([{"start": 0, "end": 8, "label": NAME}, {"start": 4, "end": 10, "label": NAME}], "overlap"),
+                         ([{"start": "x", "end": 3, "label": NAME}], "integer")]:
+        response = client.put(url, {"version": 1, "spans": spans}, format="json")
+        assert response.status_code == 400, spans
+        assert words in response.json()["detail"], response.json()
+    assert Annotation.objects.get().version == 1
