@@ -111,7 +111,9 @@ def workbench_payload(*, annotation: Annotation) -> dict:
         "document": {"id": document.pk, "external_id": document.external_id, "text": document.text},
         "annotation": {"id": annotation.pk, "version": annotation.version, "state": annotation.state,
                        "spans": annotation.spans},
-        "tokens": [[token.start, token.end] for token in tokens],
+        # Tokens as a flat run-length list [gap, length, gap, length, …] (gap: characters since the previous
+        # token's end): a third of the size of [[start, end], …] on a long record.
+        "token_runs": _token_runs(tokens),
         "possible_missed": annotation.possible_missed,
         "urls": {
             "draft": reverse("annotation-draft", args=[annotation.pk]),
@@ -121,3 +123,12 @@ def workbench_payload(*, annotation: Annotation) -> dict:
         },
         "ws": f"/ws/projects/{project.pk}/",
     }
+
+
+def _token_runs(tokens) -> list[int]:
+    runs, previous_end = [], 0
+    for token in tokens:
+        runs.append(token.start - previous_end)
+        runs.append(token.end - token.start)
+        previous_end = token.end
+    return runs

@@ -14,6 +14,7 @@ from annotator.selectors import (
 )
 from annotator.services.audit import record_event
 from annotator.services.exports import export_archive
+from annotator.services.notify import active_annotators
 from annotator.services.queue import next_record
 from annotator.services.uploads import import_uploaded_files
 
@@ -32,14 +33,17 @@ def project_detail(request, project_id: int):
     if role_filter in Document.Role.values:
         documents = documents.filter(role=role_filter)
     page = Paginator(documents, 50).get_page(request.GET.get("page"))
+    template = "annotator/_document_table.html" if request.htmx else "annotator/project_detail.html"
+    manages = can_manage(user=request.user, project=project)
     context = {
         "project": project, "page": page, "role_filter": role_filter,
         "overview": project_overview(project=project),
         "role": role_in(user=request.user, project=project),
-        "can_manage": can_manage(user=request.user, project=project),
+        "can_manage": manages,
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
+        # Who is annotating what, for leads; the page keeps it current over the project's websocket.
+        "presence": active_annotators(project_id=project.pk) if manages and not request.htmx else [],
     }
-    template = "annotator/_document_table.html" if request.htmx else "annotator/project_detail.html"
     return render(request, template, context)
 
 

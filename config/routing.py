@@ -1,2 +1,4 @@
 """Websocket routes of every app."""
-websocket_urlpatterns: list = []
+from annotator.routing import websocket_urlpatterns as annotator_websockets
+
+websocket_urlpatterns: list = [*annotator_websockets]

@@ -115,11 +115,16 @@ class NextRecordView(APIView):
         return Response(workbench_payload(annotation=handout.annotation))
 
 
+def _own_annotations(request, annotation_id: int):
+    """The annotation as a queryset, if it is the user's and in a project they still belong to."""
+    return Annotation.objects.filter(
+        pk=annotation_id, annotator=request.user, document__project__in=projects_for(user=request.user)
+    )
+
+
 def _own_annotation(request, annotation_id: int) -> Annotation:
-    annotation = Annotation.objects.select_related("document__project").filter(
-        pk=annotation_id, annotator=request.user
-    ).first()
-    if annotation is None or not projects_for(user=request.user).filter(pk=annotation.document.project_id).exists():
+    annotation = _own_annotations(request, annotation_id).select_related("document__project").first()
+    if annotation is None:
         raise NotFound("no such annotation of yours")
     return annotation
 
@@ -134,7 +139,9 @@ class _AnnotationWrite(APIView):
     service = None
 
     def _write(self, request, annotation_id: int):
-        _own_annotation(request, annotation_id)
+        # The service loads and locks the row itself; here only whether it is the user's.
+        if not _own_annotations(request, annotation_id).exists():
+            raise NotFound("no such annotation of yours")
         payload = serializers.AnnotationWriteSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         try:

@@ -127,13 +127,17 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
     annotation.fp_fixes = corrections.fp_fixes
     annotation.relabels = corrections.relabels
     annotation.boundary_changes = corrections.boundary_changes
-    annotation.save()
+    annotation.save(update_fields=[
+        "spans", "state", "version", "active_seconds", "submitted_at", "fn_fixes", "fp_fixes", "relabels",
+        "boundary_changes", "updated_at",
+    ])
     Assignment.objects.filter(
         document=annotation.document, annotator=user, completed_at__isnull=True
     ).update(completed_at=now)
     document = annotation.document
-    submitted = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).count()
-    if submitted >= document.project.annotators_per_document:
+    # With one annotator per record this submission completes it; with more, count the submissions.
+    needed = document.project.annotators_per_document
+    if needed <= 1 or Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).count() >= needed:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.SUBMITTED)
     record_event(user=user, action=AuditEvent.Action.EDIT, project=document.project, obj=annotation,
                  detail={"submitted": True, "version": annotation.version, **corrections.as_dict()})

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -59,28 +59,66 @@ def _open_assignment(*, project: Project, user) -> Assignment | None:
     )
 
 
-def _claim_candidate(*, project: Project, user, ranking: Ranking | None) -> Document | None:
-    """Lock and return the best available document, skipping rows other transactions hold."""
-    candidates = Document.objects.filter(
-        project=project, role=Document.Role.POOL, status__in=[Document.Status.POOL, Document.Status.ASSIGNED]
-    ).exclude(assignments__annotator=user)
+def _eligible(queryset, *, project: Project, user, through: str = ""):
+    """Restrict ``queryset`` (of documents, or of rows reaching a document through ``through``) to pool
+    records this annotator has not had and that still need an annotator."""
+    prefix = f"{through}__" if through else ""
+    queryset = queryset.filter(**{
+        f"{prefix}project": project, f"{prefix}role": Document.Role.POOL,
+        f"{prefix}status__in": [Document.Status.POOL, Document.Status.ASSIGNED],
+    }).exclude(**{f"{prefix}assignments__annotator": user})
     if project.annotators_per_document <= 1:
-        candidates = candidates.filter(status=Document.Status.POOL)
-    else:
-        open_assignments = (
-            Assignment.objects.filter(document=OuterRef("pk"), completed_at__isnull=True)
-            .values("document").annotate(n=Count("id")).values("n")
-        )
-        candidates = candidates.annotate(taken=Coalesce(Subquery(open_assignments), 0)).filter(
-            taken__lt=project.annotators_per_document
-        )
+        return queryset.filter(**{f"{prefix}status": Document.Status.POOL})
+    open_assignments = (
+        Assignment.objects.filter(document=OuterRef(through or "pk"), completed_at__isnull=True)
+        .values("document").annotate(n=Count("id")).values("n")
+    )
+    return queryset.annotate(taken=Coalesce(Subquery(open_assignments), 0)).filter(
+        taken__lt=project.annotators_per_document
+    )
+
+
+def _has_annotation(user, document_ref: str) -> Exists:
+    return Exists(Annotation.objects.filter(document=OuterRef(document_ref), annotator=user))
+
+
+def _claim_ranked(*, project: Project, user) -> tuple[Document, dict, bool] | None:
+    """Lock the best-ranked available document of the current ranking, with its stored pre-annotations.
+
+    Walks the ranking in rank order (index on ranking, rank) and stops at the first free row: one
+    statement, instead of ranking every pool document for each hand-out.
+    """
+    current = Ranking.objects.filter(project=project, is_current=True).values("id")[:1]
+    scores = _eligible(PoolScore.objects.filter(ranking_id=Subquery(current)), project=project, user=user,
+                       through="document")
+    # One row, locked; SKIP LOCKED passes over the rows concurrent hand-outs are claiming.
+    row = (
+        scores.annotate(has_annotation=_has_annotation(user, "document"))
+        .select_related("document")
+        .order_by("rank", "document_id")
+        .select_for_update(skip_locked=True, of=("document",)).first()
+    )
+    if row is None:
+        return None
+    return row.document, row.pre_annotations or {}, row.has_annotation
+
+
+def _claim_unranked(*, project: Project, user) -> tuple[Document, dict, bool] | None:
+    """Lock an available document the current ranking does not score (all of them before the first
+    ranking, picked at random then; afterwards the ones imported since, oldest first)."""
+    ranking = current_ranking(project=project)
+    candidates = _eligible(Document.objects.all(), project=project, user=user)
     if ranking is not None:
-        rank = PoolScore.objects.filter(ranking=ranking, document=OuterRef("pk")).values("rank")[:1]
-        candidates = candidates.annotate(rank=Subquery(rank)).order_by(F("rank").asc(nulls_last=True), "id")
+        candidates = candidates.exclude(pool_scores__ranking=ranking).order_by("id")
     else:
         candidates = candidates.order_by("?")
-    # One row, locked; SKIP LOCKED passes over the rows concurrent hand-outs are claiming.
-    return candidates.select_for_update(skip_locked=True, of=("self",)).first()
+    document = (
+        candidates.annotate(has_annotation=_has_annotation(user, "pk"))
+        .select_for_update(skip_locked=True, of=("self",)).first()
+    )
+    if document is None:
+        return None
+    return document, {}, document.has_annotation
 
 
 @transaction.atomic
@@ -89,37 +127,40 @@ def next_record(*, project: Project, user) -> Handout | None:
     release_expired_assignments(project=project)
     open_assignment = _open_assignment(project=project, user=user)
     if open_assignment is not None:
-        annotation = Annotation.objects.get(document=open_assignment.document, annotator=user)
+        document = open_assignment.document
+        annotation = Annotation.objects.get(document=document, annotator=user)
+        annotation.document, document.project = document, project
         return Handout(assignment=open_assignment, annotation=annotation, resumed=True)
 
-    ranking = current_ranking(project=project)
-    document = _claim_candidate(project=project, user=user, ranking=ranking)
-    if document is None:
+    claimed = _claim_ranked(project=project, user=user) or _claim_unranked(project=project, user=user)
+    if claimed is None:
         return None
+    document, stored, has_annotation = claimed
+    document.project = project
     now = timezone.now()
     assignment = Assignment.objects.create(
         document=document, annotator=user, expires_at=now + timedelta(minutes=project.assignment_timeout_minutes)
     )
-    taken = Assignment.objects.filter(document=document, completed_at__isnull=True).count()
-    if taken >= project.annotators_per_document:
+    # With one annotator per record this hand-out fills it; with more, count who has it open.
+    if project.annotators_per_document <= 1 or (
+        Assignment.objects.filter(document=document, completed_at__isnull=True).count()
+        >= project.annotators_per_document
+    ):
         Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED)
-    suggestions, possible_missed = _pre_annotations(ranking=ranking, document=document)
-    annotation = Annotation.objects.filter(document=document, annotator=user).first()
+    # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
+    annotation = Annotation.objects.get(document=document, annotator=user) if has_annotation else None
     if annotation is None:
+        suggestions, possible_missed = _pre_annotations(stored)
         annotation = Annotation.objects.create(
             document=document, annotator=user, source=Annotation.Source.HUMAN, state=Annotation.State.DRAFT,
             spans=[{**span, "origin": "model", "status": "pending"} for span in suggestions],
             suggested=suggestions, possible_missed=possible_missed,
         )
+    annotation.document = document
     return Handout(assignment=assignment, annotation=annotation, resumed=False)
 
 
-def _pre_annotations(*, ranking: Ranking | None, document: Document) -> tuple[list[dict], list]:
-    if ranking is None:
-        return [], []
-    stored = (
-        PoolScore.objects.filter(ranking=ranking, document=document).values_list("pre_annotations", flat=True).first()
-    ) or {}
+def _pre_annotations(stored: dict) -> tuple[list[dict], list]:
     spans = [
         {"start": int(s["start"]), "end": int(s["end"]), "label": s["label"], "confidence": s.get("confidence")}
         for s in stored.get("spans", [])

@@ -159,7 +159,7 @@ def test_api_next_draft_submit_with_corrections_and_conflicts(users, projects, a
     client = api_as(users["annotator"])
     payload = client.post(f"/api/projects/{project.pk}/next/").json()
     assert payload["document"]["id"] == documents[0].pk
-    assert payload["tokens"][0] == [0, 8] and len(payload["annotation"]["spans"]) == 2
+    assert payload["token_runs"][:4] == [0, 8, 1, 6]  # "Paciente", then " " and "número" and len(payload["annotation"]["spans"]) == 2
     urls, version = payload["urls"], payload["annotation"]["version"]
     text = payload["document"]["text"]
     assert text[19:27] == "Ana Ruiz" and text[38:41] == "día"

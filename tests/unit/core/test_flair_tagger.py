@@ -152,6 +152,16 @@ def test_instance_bounds_group_sentences_and_cut_long_ones():
     assert instance_bounds([], per_instance=3, max_tokens=6) == []
 
 
+def test_model_input_is_our_tokens_one_to_one(tagger):
+    doc = Document(text="Tel. 612 345 678, correo ana.gil@hosp.es\n\nNHC 12345678X  70años.")
+    tokens = tokenize(doc.text)
+    assert "612 345 678" in [t.text for t in tokens]  # one token with spaces inside
+    sentence = tagger._flair_sentence(tokens)
+    assert [t.text for t in sentence] == [t.text for t in tokens]
+    assert len(tagger.predict_tags([doc])[0]) == len(tokens)
+    assert tagger.predict_marginals([doc])[0].shape == (len(tokens), len(tagger.labels_))
+
+
 def test_labels_are_bio_with_o_first(tagger):
     assert isinstance(tagger, Tagger)
     assert tagger.labels_ == bio_labels(["NOMBRE", "FECHA", "LUGAR"])

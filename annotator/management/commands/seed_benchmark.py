@@ -1,0 +1,70 @@
+"""Benchmark helper (bench/workbench_latency.py): a project whose pool is a brat corpus, a current ranking
+with pre-annotations for every record, and N annotator accounts. Not for real projects: the
+"suggestions" are the corpus's gold spans with random confidences, standing in for a model's output."""
+import json
+from pathlib import Path
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotator.formats import read_corpus
+from annotator.models import Membership, PoolScore, Project, Ranking
+from annotator.services.imports import content_hash, import_path
+from annotator.services.projects import create_project
+
+
+class Command(BaseCommand):
+    help = "Benchmark helper: seed a project with an unannotated pool, a ranking with suggestions, and annotators."
+
+    def add_arguments(self, parser):
+        parser.add_argument("corpus", type=Path, help="a brat folder")
+        parser.add_argument("--project", default="Benchmark")
+        parser.add_argument("--annotators", type=int, default=20)
+        parser.add_argument("--username-prefix", default="bench")
+        parser.add_argument("--password", required=True)
+        parser.add_argument("--seed", type=int, default=0)
+
+    @transaction.atomic
+    def handle(self, *args, corpus: Path, project: str, annotators: int, username_prefix: str, password: str,
+               seed: int, **options):
+        if Project.objects.filter(name=project).exists():
+            raise CommandError(f"a project named {project!r} exists already; seed a fresh database")
+        target = create_project(name=project, schema="MEDDOCAN", language="es")
+        report = import_path(project=target, path=corpus, fmt="brat", annotated=False)
+
+        rng = np.random.default_rng(seed)
+        gold = {content_hash(document.text): document for document in read_corpus(corpus, "brat")}
+        documents = list(target.documents.only("id", "content_hash").order_by("id"))
+        scores = rng.random(len(documents))
+        ranking = Ranking.objects.create(project=target, strategy="LCUB_6", is_current=True)
+        order = np.argsort(-scores)
+        rows = []
+        for rank, index in enumerate(order, start=1):
+            spans = gold[documents[index].content_hash].spans
+            confidences = rng.uniform(0.5, 1.0, len(spans))
+            rows.append(PoolScore(
+                ranking=ranking, document=documents[index], score=float(scores[index]), rank=rank,
+                pre_annotations={"spans": [
+                    {"start": span.start, "end": span.end, "label": span.label, "confidence": round(float(p), 3)}
+                    for span, p in zip(spans, confidences)
+                ], "possible_missed": []},
+            ))
+        PoolScore.objects.bulk_create(rows, batch_size=1000)
+
+        # One hash for every account: hashing a password is slow on purpose, and they all share it.
+        User = get_user_model()
+        hashed = make_password(password)
+        people = User.objects.bulk_create([
+            User(username=f"{username_prefix}{i}", password=hashed) for i in range(annotators)
+        ])
+        Membership.objects.bulk_create([
+            Membership(project=target, user=person, role=Membership.Role.ANNOTATOR) for person in people
+        ])
+        self.stdout.write(json.dumps({
+            "project_id": target.pk, "documents": report.created, "scored": len(rows),
+            "suggested_spans": sum(len(row.pre_annotations["spans"]) for row in rows),
+            "annotators": [person.username for person in people],
+        }))

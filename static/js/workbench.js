@@ -1,0 +1,1042 @@
+/* The annotation workbench: correct a record's PHI spans with the keyboard (or the mouse), autosave drafts,
+ * submit and move on to the next record.
+ *
+ * The page embeds everything this script needs as JSON (#workbench-data). The text is rendered once, in
+ * chunks of CHUNK_TOKENS tokens; an edit re-renders only the chunks whose spans changed. Spans are immutable
+ * objects: an edit builds a new sorted array, so the history is a stack of arrays and "what changed" is the
+ * set difference of two of them (by identity). The selection is kept as units (tokens, or characters in
+ * character mode) and shown with the browser's own selection, so no element per token is needed.
+ */
+(function () {
+  "use strict";
+
+  var dataElement = document.getElementById("workbench-data");
+  var root = document.getElementById("wb");
+  if (!dataElement || !root) return;
+
+  var CHUNK_TOKENS = 128;
+  var SAVE_DELAY_MS = 800;
+  var RETRY_DELAY_MS = 5000;
+  var IDLE_AFTER_MS = 30000;
+  var HISTORY_LIMIT = 500;
+  var STALE_TEXT = "This record was changed in another tab or by someone else. Reload to see the current version.";
+
+  var t0 = performance.now();
+  var data = JSON.parse(dataElement.textContent);
+  var text = data.document.text;
+  var labels = data.project.labels.slice();
+  var allowOverlap = !!data.project.allow_overlap;
+  var urls = data.urls;
+
+  var docEl = document.getElementById("wb-doc");
+  var saveEl = document.getElementById("wb-save");
+  var messageEl = document.getElementById("wb-message");
+  var staleEl = document.getElementById("wb-stale");
+  var helpEl = document.getElementById("wb-help");
+  var filterEl = document.getElementById("wb-filter");
+  var filterInput = document.getElementById("wb-filter-input");
+  var filterList = document.getElementById("wb-filter-list");
+  var modeEl = document.getElementById("wb-mode");
+  var countsEl = document.getElementById("wb-counts");
+  var focusInfoEl = document.getElementById("wb-focus-info");
+  var toastsEl = document.getElementById("wb-toasts");
+  var submitButton = document.getElementById("wb-submit");
+
+  /* ---------------------------------------------------------------- labels and their colours */
+
+  // Hand-picked hues for the first labels, then the golden angle so any number of labels stay apart.
+  var HUES = [211, 4, 135, 32, 279, 176, 330, 55, 96, 250];
+  var labelIndex = new Map();
+  labels.forEach(function (label, i) { labelIndex.set(label, i); });
+
+  function labelClass(label) {
+    var i = labelIndex.get(label);
+    if (i === undefined) {  // a label the model knows but the project does not list: still gets a colour
+      i = labelIndex.size;
+      labelIndex.set(label, i);
+      addLabelRule(i);
+    }
+    return "L" + i;
+  }
+
+  var labelStyle = document.createElement("style");
+  document.head.appendChild(labelStyle);
+  function hueOf(i) { return i < HUES.length ? HUES[i] : Math.round((i * 137.508) % 360); }
+  function addLabelRule(i) {
+    labelStyle.sheet.insertRule(".L" + i + "{--h:" + hueOf(i) + "}", labelStyle.sheet.cssRules.length);
+  }
+  labelStyle.textContent = labels.map(function (_, i) { return ".L" + i + "{--h:" + hueOf(i) + "}"; }).join("\n");
+
+  /* ---------------------------------------------------------------- tokens */
+
+  // The server sends tokens run-length encoded: [gap, length, gap, length, …].
+  var runs = data.token_runs;
+  var nTokens = runs.length >> 1;
+  var tokStart = new Int32Array(nTokens);
+  var tokEnd = new Int32Array(nTokens);
+  for (var k = 0, end = 0; k < nTokens; k++) {
+    tokStart[k] = end + runs[2 * k];
+    end = tokEnd[k] = tokStart[k] + runs[2 * k + 1];
+  }
+
+  // Smallest i with array[i] > value (array ascending), in [0, n].
+  function upperBound(array, n, value) {
+    var lo = 0, hi = n;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (array[mid] > value) hi = mid; else lo = mid + 1; }
+    return lo;
+  }
+  // Smallest i with array[i] >= value.
+  function lowerBound(array, n, value) {
+    var lo = 0, hi = n;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (array[mid] >= value) hi = mid; else lo = mid + 1; }
+    return lo;
+  }
+  // The token holding character `pos`, else the next one (clamped to the last token).
+  function tokenAtOrAfter(pos) { return Math.min(upperBound(tokEnd, nTokens, pos), nTokens - 1); }
+  // The last token starting before `pos` (clamped to the first token).
+  function tokenBefore(pos) { return Math.max(lowerBound(tokStart, nTokens, pos) - 1, 0); }
+  function isTokenStart(pos) { var i = lowerBound(tokStart, nTokens, pos); return i < nTokens && tokStart[i] === pos; }
+  function isTokenEnd(pos) { var i = lowerBound(tokEnd, nTokens, pos); return i < nTokens && tokEnd[i] === pos; }
+
+  var possibleMissed = (data.possible_missed || []).map(function (row) {
+    return { start: row[0], end: row[1], p: row[2] };
+  }).filter(function (row) { return row.end > row.start; }).sort(function (a, b) { return a.start - b.start; });
+  var pmStarts = possibleMissed.map(function (row) { return row.start; });
+
+  /* ---------------------------------------------------------------- spans and history */
+
+  var nextSpanId = 1;
+  function makeSpan(fields) {
+    return {
+      id: fields.id || nextSpanId++, start: fields.start, end: fields.end, label: fields.label,
+      origin: fields.origin || "human",
+      confidence: fields.confidence === undefined || fields.confidence === null ? null : Number(fields.confidence),
+      status: fields.status || (fields.origin === "model" ? "pending" : "accepted"),
+    };
+  }
+  function withChanges(span, changes) {
+    var copy = makeSpan(span);
+    for (var key in changes) copy[key] = changes[key];
+    return copy;
+  }
+  function compareSpans(a, b) {
+    return a.start - b.start || a.end - b.end || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0) || a.id - b.id;
+  }
+  function overlaps(a, start, end) { return a.start < end && start < a.end; }
+  function plural(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
+
+  var spans = (data.annotation.spans || []).map(makeSpan).sort(compareSpans);
+  var focusId = null;
+  var undoStack = [];
+  var redoStack = [];
+
+  // The spans with `target` replaced by a copy carrying `changes` (same id, so focus stays on it).
+  function replaced(target, changes) {
+    return spans.map(function (s) { return s === target ? withChanges(s, changes) : s; });
+  }
+
+  function spanById(id) {
+    for (var i = 0; i < spans.length; i++) if (spans[i].id === id) return spans[i];
+    return null;
+  }
+  function indexOfId(list, id) {
+    for (var i = 0; i < list.length; i++) if (list[i].id === id) return i;
+    return -1;
+  }
+
+  /* ---------------------------------------------------------------- rendering */
+
+  var chunkStart = [];  // character offset where each chunk begins; chunkStart[nChunks] = text.length
+  if (nTokens === 0) chunkStart.push(0);
+  for (var c = 0; c < nTokens; c += CHUNK_TOKENS) chunkStart.push(c === 0 ? 0 : tokStart[c]);
+  chunkStart.push(text.length);
+  var nChunks = chunkStart.length - 1;
+  var chunkEls = [];
+
+  function chunkOf(pos, preferEarlier) {
+    // preferEarlier: a position on a chunk boundary belongs to the chunk that ends there (for range ends).
+    var i = upperBound(chunkStart, nChunks, preferEarlier ? pos - 1 : pos) - 1;
+    return Math.max(0, Math.min(i, nChunks - 1));
+  }
+
+  var ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
+  function escapeHtml(value) { return value.replace(/[&<>"]/g, function (ch) { return ESCAPES[ch]; }); }
+
+  function spanTitle(span) {
+    var parts = [span.label];
+    if (span.origin === "model") {
+      parts.push(span.confidence === null ? "model" : "model, confidence " + span.confidence.toFixed(2));
+      parts.push(span.status === "pending" ? "suggestion (Enter accepts)" : "accepted");
+    } else {
+      parts.push(span.origin);
+    }
+    return parts.join(" · ");
+  }
+
+  function openTagHtml(range, pieceStart, pieceEnd) {
+    if (range.kind === 1) {
+      return '<u class="pm" title="possible missed PHI (p=' + range.p.toFixed(2) + ')">';
+    }
+    var span = range.span;
+    var cls = labelClass(span.label) + (span.origin === "model" ? " m" : " h");
+    var style = "";
+    if (span.status === "pending") {
+      cls += " p";
+      var confidence = span.confidence === null ? 0.5 : span.confidence;
+      style = ' style="--a:' + (0.12 + 0.5 * confidence).toFixed(2) + '"';
+    }
+    if (pieceStart > span.start) cls += " cl";
+    if (pieceEnd < span.end) cls += " cr";
+    if (span.id === focusId) cls += " f";
+    var labelAttr = "";
+    if (pieceEnd === span.end) { cls += " e"; labelAttr = ' data-l="' + escapeHtml(span.label) + '"'; }
+    return '<mark class="' + cls + '" data-s="' + span.id + '"' + labelAttr + style +
+      ' title="' + escapeHtml(spanTitle(span)) + '">';
+  }
+
+  // HTML of the text between cs and ce with its spans and possible-missed tokens. Ranges that cross one
+  // another (overlapping spans, or a chunk edge) are closed and reopened, so every element nests properly.
+  function chunkHtml(cs, ce) {
+    var ranges = [];
+    for (var i = 0; i < spans.length; i++) {
+      var span = spans[i];
+      if (span.start >= ce) break;
+      if (span.end > cs) ranges.push({ s: Math.max(span.start, cs), e: Math.min(span.end, ce), kind: 0, span: span });
+    }
+    for (var j = Math.max(0, upperBound(pmStarts, pmStarts.length, cs) - 1); j < possibleMissed.length; j++) {
+      var pm = possibleMissed[j];
+      if (pm.start >= ce) break;
+      if (pm.end > cs) ranges.push({ s: Math.max(pm.start, cs), e: Math.min(pm.end, ce), kind: 1, p: pm.p });
+    }
+    if (!ranges.length) return escapeHtml(text.slice(cs, ce));
+    ranges.sort(function (a, b) { return a.s - b.s || b.e - a.e || a.kind - b.kind; });
+
+    var points = [ce];
+    ranges.forEach(function (r) { points.push(r.s, r.e); });
+    points.sort(function (a, b) { return a - b; });
+
+    var html = [];
+    var stack = [];
+    var pos = cs;
+    var next = 0;
+    function open(range, at) { range.pieceStart = at; range.tag = html.length; html.push(""); stack.push(range); }
+    function close(range, at) {
+      html[range.tag] = openTagHtml(range, range.pieceStart, at);
+      html.push(range.kind === 0 ? "</mark>" : "</u>");
+    }
+    function endsAt(at) { for (var q = 0; q < stack.length; q++) if (stack[q].e === at) return true; return false; }
+
+    for (var pi = 0; pi < points.length; pi++) {
+      var at = points[pi];
+      if (pi > 0 && at === points[pi - 1]) continue;
+      if (at > pos) { html.push(escapeHtml(text.slice(pos, at))); pos = at; }
+      if (endsAt(at)) {
+        var reopen = [];
+        while (stack.length && endsAt(at)) {
+          var top = stack.pop();
+          close(top, at);
+          if (top.e !== at) reopen.push(top);
+        }
+        for (var r = reopen.length - 1; r >= 0; r--) open(reopen[r], at);
+      }
+      while (next < ranges.length && ranges[next].s === at) open(ranges[next++], at);
+    }
+    return html.join("");
+  }
+
+  function renderAll() {
+    var parts = new Array(nChunks);
+    for (var i = 0; i < nChunks; i++) {
+      parts[i] = '<span class="ck" data-c="' + i + '">' + chunkHtml(chunkStart[i], chunkStart[i + 1]) + "</span>";
+    }
+    docEl.innerHTML = parts.join("");
+    chunkEls = Array.prototype.slice.call(docEl.children);
+  }
+
+  function renderRange(lo, hi) {
+    var first = chunkOf(lo, false), last = chunkOf(Math.max(lo + 1, hi), true);
+    for (var i = first; i <= last; i++) chunkEls[i].innerHTML = chunkHtml(chunkStart[i], chunkStart[i + 1]);
+  }
+
+  function markFocus() {
+    var old = docEl.querySelectorAll("mark.f");
+    for (var i = 0; i < old.length; i++) old[i].classList.remove("f");
+    var span = focusId === null ? null : spanById(focusId);
+    if (!span) { focusId = null; return; }
+    for (var ci = chunkOf(span.start, false); ci <= chunkOf(span.end, true); ci++) {
+      var pieces = chunkEls[ci].querySelectorAll('mark[data-s="' + span.id + '"]');
+      for (var j = 0; j < pieces.length; j++) pieces[j].classList.add("f");
+    }
+  }
+
+  /* ---------------------------------------------------------------- selection (units: tokens or characters) */
+
+  var charMode = nTokens === 0;
+  var anchor = 0, focusUnit = 0;
+  var unitCount = function () { return charMode ? text.length : nTokens; };
+
+  function selectionRange() {
+    var lo = Math.min(anchor, focusUnit), hi = Math.max(anchor, focusUnit);
+    if (charMode) return [lo, Math.min(hi + 1, text.length)];
+    return [tokStart[lo], tokEnd[hi]];
+  }
+
+  function setSelectionUnits(a, f) {
+    var n = unitCount();
+    if (!n) return;
+    anchor = Math.max(0, Math.min(a, n - 1));
+    focusUnit = Math.max(0, Math.min(f, n - 1));
+  }
+
+  // Select the characters [start, end) snapped to units; direction follows `backwards`.
+  function selectChars(start, end, backwards) {
+    var a, f;
+    if (charMode) { a = start; f = Math.max(start, end - 1); }
+    else { a = tokenAtOrAfter(start); f = Math.max(a, tokenBefore(end)); }
+    if (backwards) setSelectionUnits(f, a); else setSelectionUnits(a, f);
+  }
+
+  function nodeAt(pos, isEnd) {
+    var ci = chunkOf(pos, isEnd);
+    var el = chunkEls[ci];
+    var offset = chunkStart[ci];
+    var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    var node;
+    while ((node = walker.nextNode())) {
+      var len = node.data.length;
+      if (isEnd ? pos <= offset + len : pos < offset + len) return [node, pos - offset];
+      offset += len;
+    }
+    return [el, el.childNodes.length];
+  }
+
+  function offsetOf(node, offset) {
+    if (!node) return null;
+    if (node === docEl) return offset >= nChunks ? text.length : chunkStart[offset];
+    var element = node.nodeType === 1 ? node : node.parentNode;
+    var chunk = element && element.closest ? element.closest(".ck") : null;
+    if (!chunk || !docEl.contains(chunk)) return null;
+    var range = document.createRange();
+    range.setStart(chunk, 0);
+    range.setEnd(node, offset);
+    return chunkStart[+chunk.getAttribute("data-c")] + range.toString().length;
+  }
+
+  function showSelection(scroll) {
+    if (!text.length || !chunkEls.length) return;
+    var range = selectionRange();
+    var startNode = nodeAt(range[0], false), endNode = nodeAt(range[1], true);
+    var selection = window.getSelection();
+    if (focusUnit < anchor) selection.setBaseAndExtent(endNode[0], endNode[1], startNode[0], startNode[1]);
+    else selection.setBaseAndExtent(startNode[0], startNode[1], endNode[0], endNode[1]);
+    if (scroll) scrollToRange(startNode, endNode, focusUnit < anchor);
+  }
+
+  function scrollToRange(startNode, endNode, towardsStart) {
+    var range = document.createRange();
+    if (towardsStart) { range.setStart(startNode[0], startNode[1]); range.setEnd(startNode[0], startNode[1]); }
+    else { range.setStart(endNode[0], endNode[1]); range.setEnd(endNode[0], endNode[1]); }
+    var rect = range.getBoundingClientRect();
+    var box = docEl.getBoundingClientRect();
+    if (!rect || (rect.top === 0 && rect.bottom === 0)) return;
+    var margin = 40;
+    if (rect.top < box.top + margin) docEl.scrollTop -= box.top + margin - rect.top;
+    else if (rect.bottom > box.bottom - margin) docEl.scrollTop += rect.bottom - box.bottom + margin;
+  }
+
+  function moveCaret(direction, extend) {
+    var n = unitCount();
+    if (!n) return;
+    if (extend) {
+      setSelectionUnits(anchor, focusUnit + direction);
+    } else {
+      // Step off the selection on the side of the arrow, as a text editor collapses a selection.
+      var to = direction < 0 ? Math.min(anchor, focusUnit) - 1 : Math.max(anchor, focusUnit) + 1;
+      to = Math.max(0, Math.min(to, n - 1));
+      setSelectionUnits(to, to);
+    }
+    setFocus(null, false);
+    showSelection(true);
+  }
+
+  function toggleCharMode() {
+    if (!nTokens) { say("This record has no tokens: character mode only."); return; }
+    var range = selectionRange();
+    charMode = !charMode;
+    selectChars(range[0], range[1], focusUnit < anchor);
+    modeEl.textContent = charMode ? "Characters" : "Tokens";
+    root.classList.toggle("wb-charmode", charMode);
+    showSelection(false);
+    say(charMode ? "Character mode: selection and resizing by characters (c returns to tokens)." : "Token mode.");
+  }
+
+  /* ---------------------------------------------------------------- focus of a span */
+
+  function setFocus(id, scroll) {
+    if (id === focusId) { if (scroll) revealFocused(); return; }
+    focusId = id;
+    markFocus();
+    describeFocus();
+    if (scroll) revealFocused();
+  }
+
+  function revealFocused() {
+    var span = spanById(focusId);
+    if (!span) return;
+    selectChars(span.start, span.end, false);
+    showSelection(true);
+  }
+
+  function describeFocus() {
+    var span = focusId === null ? null : spanById(focusId);
+    if (!span) {
+      focusInfoEl.innerHTML = '<span class="muted">No span focused (Tab moves to the next one).</span>';
+      return;
+    }
+    var excerpt = text.slice(span.start, span.end);
+    if (excerpt.length > 80) excerpt = excerpt.slice(0, 77) + "…";
+    focusInfoEl.innerHTML =
+      '<span class="wb-swatch ' + labelClass(span.label) + '"></span> <b>' + escapeHtml(span.label) + "</b> " +
+      "<q>" + escapeHtml(excerpt) + '</q><br><span class="muted">' +
+      escapeHtml(spanTitle(span).split(" · ").slice(1).join(" · ")) + " · " + span.start + "–" + span.end +
+      "</span>";
+  }
+
+  function updateCounts() {
+    var pending = 0;
+    for (var i = 0; i < spans.length; i++) if (spans[i].status === "pending") pending++;
+    countsEl.textContent = spans.length + " span" + (spans.length === 1 ? "" : "s") + " · " + pending +
+      " suggestion" + (pending === 1 ? "" : "s") + " to review";
+  }
+
+  /* ---------------------------------------------------------------- edits */
+
+  // Replace the spans with `next` (any order), record the previous state for undo, re-render what changed.
+  function commit(next, nextFocus) {
+    if (stale) { showStale(); return false; }
+    if (submitted) { say(SUBMITTED_TEXT); return false; }
+    undoStack.push({ spans: spans, focus: focusId });
+    if (undoStack.length > HISTORY_LIMIT) undoStack.shift();
+    redoStack = [];
+    applyState(next.slice().sort(compareSpans), nextFocus);
+    scheduleSave();
+    return true;
+  }
+
+  var lastEditMs = null;  // how long the last edit took to apply and re-render (shown to the tests)
+
+  function applyState(next, nextFocus) {
+    var started = performance.now();
+    var before = new Set(spans), after = new Set(next);
+    var lo = Infinity, hi = -Infinity;
+    spans.forEach(function (s) { if (!after.has(s)) { lo = Math.min(lo, s.start); hi = Math.max(hi, s.end); } });
+    next.forEach(function (s) { if (!before.has(s)) { lo = Math.min(lo, s.start); hi = Math.max(hi, s.end); } });
+    spans = next;
+    focusId = nextFocus !== null && spanById(nextFocus) ? nextFocus : null;
+    if (lo <= hi) renderRange(lo, hi);
+    markFocus();
+    describeFocus();
+    updateCounts();
+    showSelection(false);
+    lastEditMs = performance.now() - started;
+  }
+
+  function undo() {
+    if (submitted) { say(SUBMITTED_TEXT); return; }
+    if (!undoStack.length) { say("Nothing to undo."); return; }
+    if (stale) { showStale(); return; }
+    var state = undoStack.pop();
+    redoStack.push({ spans: spans, focus: focusId });
+    applyState(state.spans, state.focus);
+    revealFocused();
+    scheduleSave();
+    say("Undone.");
+  }
+
+  function redo() {
+    if (submitted) { say(SUBMITTED_TEXT); return; }
+    if (!redoStack.length) { say("Nothing to redo."); return; }
+    if (stale) { showStale(); return; }
+    var state = redoStack.pop();
+    undoStack.push({ spans: spans, focus: focusId });
+    applyState(state.spans, state.focus);
+    revealFocused();
+    scheduleSave();
+    say("Redone.");
+  }
+
+  function applyLabel(label) {
+    var focused = focusId === null ? null : spanById(focusId);
+    if (focused) {
+      if (focused.label === label && focused.status === "accepted") return;
+      commit(replaced(focused, { label: label, status: "accepted" }), focused.id);
+      say(focused.label === label ? "Accepted " + label + "." : "Relabelled " + focused.label + " → " + label + ".");
+      return;
+    }
+    if (!text.length) return;
+    var range = selectionRange();
+    var start = range[0], end = range[1];
+    var same = spans.filter(function (s) { return s.start === start && s.end === end && s.label === label; });
+    if (same.length) { setFocus(same[0].id, true); say("That span exists already."); return; }
+    var kept = spans;
+    if (!allowOverlap) kept = spans.filter(function (s) { return !overlaps(s, start, end); });
+    var created = makeSpan({ start: start, end: end, label: label, origin: "human", status: "accepted" });
+    commit(kept.concat([created]), created.id);
+    var gone = spans.length - kept.length;
+    say("Labelled " + label + (gone ? " (replaced " + plural(gone, "overlapping span") + ")" : "") + ".");
+  }
+
+  function acceptFocused() {
+    var focused = spanById(focusId);
+    if (!focused) { say("Tab to a span first, then Enter accepts it."); return; }
+    var following = neighbour(focused, 1, function (s) { return s.status === "pending"; });
+    if (focused.status === "pending") {
+      commit(spans.map(function (s) { return s === focused ? withChanges(s, { status: "accepted" }) : s; }),
+        following ? following.id : focused.id);
+      say("Accepted " + focused.label + ".");
+    } else {
+      if (following) setFocus(following.id, true);
+      say("Already accepted.");
+    }
+    revealFocused();
+  }
+
+  function acceptAll() {
+    var pending = spans.filter(function (s) { return s.status === "pending"; }).length;
+    if (!pending) { say("No suggestions to accept."); return; }
+    var accepted = spans.map(function (s) {
+      return s.status === "pending" ? withChanges(s, { status: "accepted" }) : s;
+    });
+    commit(accepted, focusId);
+    say("Accepted " + plural(pending, "suggestion") + ".");
+  }
+
+  function deleteFocused() {
+    var focused = spanById(focusId);
+    if (!focused) { say("Tab to a span first, then x (or Delete) removes it."); return; }
+    var at = indexOfId(spans, focused.id);
+    var following = spans[at + 1] || spans[at - 1] || null;
+    commit(spans.filter(function (s) { return s !== focused; }), following ? following.id : null);
+    say((focused.origin === "model" && focused.status === "pending" ? "Rejected " : "Deleted ") + focused.label + ".");
+    if (following) revealFocused();
+    else { selectChars(focused.start, focused.end, false); showSelection(false); }
+  }
+
+  // Move one edge of the focused span by one unit: edge "start"|"end", direction -1|+1.
+  function resizeFocused(edge, direction) {
+    var focused = spanById(focusId);
+    if (!focused) { say("Tab to a span first, then [ ] move its start and { } its end."); return; }
+    var start = focused.start, end = focused.end, i;
+    if (edge === "start") {
+      if (charMode) start += direction;
+      else if (direction < 0) { i = lowerBound(tokStart, nTokens, start) - 1; if (i >= 0) start = tokStart[i]; }
+      else { i = upperBound(tokStart, nTokens, start); if (i < nTokens) start = tokStart[i]; }
+    } else {
+      if (charMode) end += direction;
+      else if (direction < 0) { i = lowerBound(tokEnd, nTokens, end) - 1; if (i >= 0) end = tokEnd[i]; }
+      else { i = upperBound(tokEnd, nTokens, end); if (i < nTokens) end = tokEnd[i]; }
+    }
+    if (start < 0 || end > text.length || (start === focused.start && end === focused.end)) {
+      say("Cannot move further.");
+      return;
+    }
+    if (start >= end) {
+      say("A span keeps at least one " + (charMode ? "character" : "token") + " (x deletes it).");
+      return;
+    }
+    if (!allowOverlap) {
+      var blocker = spans.filter(function (s) { return s !== focused && overlaps(s, start, end); })[0];
+      if (blocker) {
+        say("That would overlap the " + blocker.label + " span “" + text.slice(blocker.start, blocker.end) + "”.");
+        return;
+      }
+    }
+    commit(replaced(focused, { start: start, end: end, status: "accepted" }), focused.id);
+    revealFocused();
+    say(focused.label + ": “" + text.slice(start, end) + "”.");
+  }
+
+  // Give the focused span's label to every other token-aligned mention of the same text.
+  function labelMentions() {
+    var focused = spanById(focusId);
+    if (!focused) { say("Tab to a span first, then m labels every other mention of its text."); return; }
+    var needle = text.slice(focused.start, focused.end);
+    var added = [], skipped = 0, all = spans.slice();
+    for (var at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+      var stop = at + needle.length;
+      if (at === focused.start) continue;
+      if (nTokens && (!isTokenStart(at) || !isTokenEnd(stop))) continue;
+      var clash = all.filter(function (s) { return overlaps(s, at, stop); });
+      if (clash.some(function (s) { return s.start === at && s.end === stop && s.label === focused.label; })) continue;
+      if (clash.length && !allowOverlap) { skipped++; continue; }
+      var created = makeSpan({ start: at, end: stop, label: focused.label, origin: "human", status: "accepted" });
+      added.push(created);
+      all.push(created);
+    }
+    var skippedNote = skipped ? " (" + skipped + " skipped: they overlap other spans)" : "";
+    if (!added.length) { say("No other mention of “" + needle + "” to label" + skippedNote + "."); return; }
+    commit(all, focused.id);
+    say("Labelled " + plural(added.length, "more mention") + " of “" + needle + "” as " + focused.label +
+      skippedNote + ".");
+  }
+
+  // The span after (direction 1) or before (-1) `span` in document order that passes `test`, wrapping round.
+  function neighbour(span, direction, test) {
+    var i = indexOfId(spans, span.id);
+    for (var step = 1; step < spans.length; step++) {
+      var candidate = spans[(i + direction * step + spans.length * step) % spans.length];
+      if (!test || test(candidate)) return candidate;
+    }
+    return null;
+  }
+
+  function focusNextSpan(direction) {
+    if (!spans.length) { say("No spans yet: select tokens and press a number to add one."); return; }
+    var current = spanById(focusId), target;
+    if (current) {
+      target = neighbour(current, direction) || current;
+    } else {
+      var caret = selectionRange()[0];
+      if (direction > 0) target = spans.filter(function (s) { return s.start >= caret; })[0] || spans[0];
+      else target = spans.filter(function (s) { return s.start < caret; }).pop() || spans[spans.length - 1];
+    }
+    setFocus(target.id, true);
+  }
+
+  function jumpToPossibleMissed() {
+    if (!possibleMissed.length) { say("No possible missed PHI in this record."); return; }
+    var from = selectionRange()[1];
+    var target = possibleMissed.filter(function (row) { return row.start >= from; })[0] || possibleMissed[0];
+    setFocus(null, false);
+    selectChars(target.start, target.end, false);
+    showSelection(true);
+    say("Possible missed PHI (p=" + target.p.toFixed(2) + "): press a number to label it.");
+  }
+
+  /* ---------------------------------------------------------------- saving and submitting */
+
+  var version = data.annotation.version;
+  // A submitted annotation is final here; Ctrl+Enter just moves on to the next record.
+  var submitted = data.annotation.state === "submitted";
+  var SUBMITTED_TEXT =
+    "This record has been submitted and can no longer be changed here (Ctrl+Enter opens the next one).";
+  var stale = false, dirty = false, submitting = false;
+  var saveTimer = null, inflight = null;
+
+  function csrfToken() {
+    var headers = document.body.getAttribute("hx-headers");
+    if (headers) {
+      try {
+        var token = JSON.parse(headers)["X-CSRFToken"];
+        if (token) return token;
+      } catch (error) { /* not JSON: use the cookie */ }
+    }
+    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function wireSpans() {
+    return spans.map(function (s) {
+      return { start: s.start, end: s.end, label: s.label, origin: s.origin, status: s.status };
+    });
+  }
+
+  function setSaveStatus(state, detail) {
+    saveEl.textContent = state;
+    saveEl.setAttribute("data-state", state === "Saved" ? "saved" : state === "Not saved" ? "error" : "busy");
+    saveEl.title = detail || "";
+  }
+
+  function request(method, url, body, keepalive) {
+    return fetch(url, {
+      method: method, credentials: "same-origin", keepalive: !!keepalive,
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (json) {
+        return { status: response.status, ok: response.ok, json: json };
+      });
+    });
+  }
+
+  function scheduleSave() {
+    if (stale || submitting) return;
+    dirty = true;
+    setSaveStatus("Saving…");
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
+  }
+
+  function saveDraft() {
+    saveTimer = null;
+    if (stale || submitting || !dirty) return inflight || Promise.resolve();
+    if (inflight) return inflight;  // the save after it is scheduled when it finishes
+    dirty = false;
+    var active = takeActiveSeconds();
+    setSaveStatus("Saving…");
+    inflight = request("PUT", urls.draft, { version: version, spans: wireSpans(), active_seconds: active })
+      .then(function (result) {
+        if (result.ok) {
+          version = result.json.version;
+          if (!dirty) setSaveStatus("Saved");
+        } else if (result.status === 409) {
+          giveBackActiveSeconds(active);
+          becomeStale();
+        } else {
+          giveBackActiveSeconds(active);
+          dirty = true;
+          setSaveStatus("Not saved", errorText(result));
+          if (result.status >= 500 || result.status === 429) retryLater();
+          else say("Not saved: " + errorText(result));
+        }
+      }, function () {
+        giveBackActiveSeconds(active);
+        dirty = true;
+        setSaveStatus("Not saved", "The server could not be reached; retrying.");
+        retryLater();
+      })
+      .then(function () {
+        inflight = null;
+        var failed = saveEl.getAttribute("data-state") === "error";
+        if (dirty && !saveTimer && !stale && !submitting && !failed) saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
+      });
+    return inflight;
+  }
+
+  function retryLater() { clearTimeout(saveTimer); saveTimer = setTimeout(saveDraft, RETRY_DELAY_MS); }
+
+  function errorText(result) {
+    var json = result.json || {};
+    if (json.detail) return String(json.detail);
+    var keys = Object.keys(json);
+    if (keys.length) return keys.map(function (key) { return key + ": " + [].concat(json[key]).join(" "); }).join("; ");
+    return "the server answered " + result.status;
+  }
+
+  function submit() {
+    if (submitting) return;
+    if (submitted) { window.location.assign(urls.next); return; }
+    if (stale) { showStale(); return; }
+    submitting = true;
+    submitButton.disabled = true;
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    setSaveStatus("Submitting…");
+    (inflight || Promise.resolve()).then(function () {
+      if (stale) { submitting = false; return null; }
+      var active = takeActiveSeconds();
+      var body = { version: version, spans: wireSpans(), active_seconds: active };
+      return request("POST", urls.submit, body).then(function (result) {
+        if (result.ok) {
+          version = result.json.version;
+          dirty = false;
+          setSaveStatus("Submitted");
+          root.setAttribute("data-submitted", "true");
+          window.location.assign(result.json.next_url || urls.next);
+          return;
+        }
+        giveBackActiveSeconds(active);
+        submitting = false;
+        submitButton.disabled = false;
+        if (result.status === 409) { becomeStale(); return; }
+        setSaveStatus("Not saved", errorText(result));
+        say("Not submitted: " + errorText(result));
+      });
+    }).catch(function () {
+      submitting = false;
+      submitButton.disabled = false;
+      setSaveStatus("Not saved", "The server could not be reached.");
+      say("Not submitted: the server could not be reached. Your work is kept here; try again.");
+    });
+  }
+
+  function becomeStale() {
+    stale = true;
+    dirty = false;
+    clearTimeout(saveTimer);
+    setSaveStatus("Not saved", STALE_TEXT);
+    root.classList.add("wb-is-stale");
+    showStale();
+  }
+
+  function showStale() {
+    staleEl.hidden = false;
+    var button = staleEl.querySelector("button");
+    if (button) button.focus();
+  }
+
+  function flushOnLeave() {
+    if (!dirty || stale || submitting) return;
+    clearTimeout(saveTimer);
+    dirty = false;
+    var body = { version: version, spans: wireSpans(), active_seconds: takeActiveSeconds() };
+    request("PUT", urls.draft, body, true).catch(function () {});
+  }
+
+  /* ---------------------------------------------------------------- active time */
+
+  var activeSeconds = 0, lastActivity = performance.now();
+  function noteActivity() {
+    var now = performance.now();
+    if (lastActivity !== null && now - lastActivity <= IDLE_AFTER_MS && document.visibilityState === "visible") {
+      activeSeconds += (now - lastActivity) / 1000;
+    }
+    lastActivity = now;
+  }
+  function takeActiveSeconds() {
+    noteActivity();
+    var delta = Math.round(activeSeconds * 10) / 10;
+    activeSeconds -= delta;
+    return delta;
+  }
+  function giveBackActiveSeconds(delta) { activeSeconds += delta; }
+
+  /* ---------------------------------------------------------------- messages, help, label filter */
+
+  var messageTimer = null;
+  function say(message) {
+    messageEl.textContent = message;
+    clearTimeout(messageTimer);
+    messageTimer = setTimeout(function () { messageEl.textContent = ""; }, 6000);
+  }
+
+  function toast(message, kind) {
+    var item = document.createElement("div");
+    item.className = "wb-toast" + (kind ? " wb-toast-" + kind.replace(/[^a-z_]/g, "") : "");
+    item.setAttribute("role", "status");
+    item.textContent = message;
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "link";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "×";
+    close.addEventListener("click", function () { item.remove(); });
+    item.appendChild(close);
+    toastsEl.appendChild(item);
+    setTimeout(function () { item.remove(); }, 10000);
+  }
+
+  function toggleHelp(show) {
+    helpEl.hidden = show === undefined ? !helpEl.hidden : !show;
+    if (helpEl.hidden) docEl.focus({ preventScroll: true });
+  }
+
+  var filterTarget = null, filterChoice = 0, filterMatches = [];
+  function openFilter() {
+    filterTarget = focusId;
+    filterEl.hidden = false;
+    filterInput.value = "";
+    renderFilter();
+    filterInput.focus();
+  }
+  function closeFilter() {
+    filterEl.hidden = true;
+    docEl.focus({ preventScroll: true });
+    showSelection(false);
+  }
+  function renderFilter() {
+    var query = filterInput.value.trim().toLowerCase();
+    filterMatches = labels.filter(function (label) { return label.toLowerCase().indexOf(query) !== -1; });
+    filterChoice = Math.min(filterChoice, Math.max(0, filterMatches.length - 1));
+    filterList.innerHTML = filterMatches.map(function (label, i) {
+      var key = labelIndex.get(label) < 9 ? '<kbd>' + (labelIndex.get(label) + 1) + "</kbd>" : "";
+      var selected = i === filterChoice ? ' aria-selected="true"' : "";
+      return '<li role="option" data-label="' + escapeHtml(label) + '"' + selected +
+        '><span class="wb-swatch ' + labelClass(label) + '"></span>' + escapeHtml(label) + key + "</li>";
+    }).join("") || '<li class="muted">No label matches.</li>';
+  }
+  function chooseFromFilter(label) {
+    closeFilter();
+    if (filterTarget !== null && spanById(filterTarget)) setFocus(filterTarget, false);
+    applyLabel(label);
+  }
+  filterInput.addEventListener("input", function () { filterChoice = 0; renderFilter(); });
+  filterInput.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") { event.preventDefault(); closeFilter(); }
+    else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      var n = filterMatches.length;
+      if (n) filterChoice = (filterChoice + (event.key === "ArrowDown" ? 1 : -1) + n) % n;
+      renderFilter();
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      if (filterMatches.length) chooseFromFilter(filterMatches[filterChoice]);
+    }
+    event.stopPropagation();
+  });
+  filterList.addEventListener("mousedown", function (event) {
+    var item = event.target.closest("li[data-label]");
+    if (item) { event.preventDefault(); chooseFromFilter(item.getAttribute("data-label")); }
+  });
+  filterEl.addEventListener("click", function (event) { if (event.target === filterEl) closeFilter(); });
+  helpEl.addEventListener("click", function (event) {
+    if (event.target === helpEl || event.target.closest("[data-close]")) toggleHelp(false);
+  });
+
+  /* ---------------------------------------------------------------- keyboard */
+
+  function isTyping(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    noteActivity();
+    var target = event.target;
+    if (event.isComposing || isTyping(target)) return;
+    var key = event.key;
+    if (!helpEl.hidden) {
+      if (key === "?" || key === "Escape") { event.preventDefault(); toggleHelp(false); }
+      return;
+    }
+    var ctrl = event.ctrlKey || event.metaKey;
+    if (ctrl && key === "Enter") { event.preventDefault(); submit(); return; }
+    if (ctrl && !event.altKey) {
+      var lower = key.toLowerCase();
+      if (lower === "z" && !event.shiftKey) { event.preventDefault(); undo(); }
+      else if ((lower === "z" && event.shiftKey) || lower === "y") { event.preventDefault(); redo(); }
+      return;
+    }
+    if (event.altKey) return;
+    var onControl = target && target !== docEl && /^(BUTTON|A|SUMMARY)$/.test(target.tagName);
+    if (onControl && (key === "Enter" || key === " " || key === "Tab")) return;
+
+    var handled = true;
+    if (/^[1-9]$/.test(key)) {
+      var label = labels[+key - 1];
+      if (label) applyLabel(label); else say("No label on key " + key + " (l opens the label filter).");
+    } else {
+      switch (key) {
+        case "ArrowLeft": moveCaret(-1, event.shiftKey); break;
+        case "ArrowRight": moveCaret(1, event.shiftKey); break;
+        case "Tab": focusNextSpan(event.shiftKey ? -1 : 1); break;
+        case "Enter": acceptFocused(); break;
+        case "Delete": case "Backspace": case "x": deleteFocused(); break;
+        case "[": resizeFocused("start", -1); break;
+        case "]": resizeFocused("start", 1); break;
+        case "{": resizeFocused("end", -1); break;
+        case "}": resizeFocused("end", 1); break;
+        case "A": acceptAll(); break;
+        case "m": labelMentions(); break;
+        case "c": toggleCharMode(); break;
+        case "l": openFilter(); break;
+        case "p": jumpToPossibleMissed(); break;
+        case "?": toggleHelp(true); break;
+        case "Escape":
+          if (!staleEl.hidden && stale) { handled = false; break; }
+          setFocus(null, false); showSelection(false); break;
+        default: handled = false;
+      }
+    }
+    if (handled) event.preventDefault();
+  });
+
+  /* ---------------------------------------------------------------- mouse */
+
+  // A drag that starts in the text may end anywhere on the page; it is snapped to units when it ends.
+  var dragging = false;
+  docEl.addEventListener("mousedown", function (event) { if (event.button === 0) dragging = true; });
+  document.addEventListener("mouseup", function (event) {
+    noteActivity();
+    if (event.button !== 0 || !dragging) return;
+    dragging = false;
+    var selection = window.getSelection();
+    var start = offsetOf(selection.anchorNode, selection.anchorOffset);
+    var end = offsetOf(selection.focusNode, selection.focusOffset);
+    if (start === null || end === null) return;
+    if (start === end) {
+      var mark = event.target.closest && event.target.closest("mark[data-s]");
+      if (mark) { setFocus(+mark.getAttribute("data-s"), false); revealFocused(); return; }
+      setFocus(null, false);
+      selectChars(start, Math.min(start + 1, text.length), false);
+    } else {
+      setFocus(null, false);
+      selectChars(Math.min(start, end), Math.max(start, end), end < start);
+    }
+    showSelection(false);
+  });
+
+  root.addEventListener("mousedown", function (event) {
+    // Palette clicks must not take the selection away from the text.
+    var button = event.target.closest("[data-label-key]");
+    if (button) { event.preventDefault(); applyLabel(button.getAttribute("data-label-key")); }
+  });
+  root.addEventListener("click", function (event) {
+    var action = event.target.closest("[data-action]");
+    if (!action) return;
+    var name = action.getAttribute("data-action");
+    if (name === "submit") submit();
+    else if (name === "reload") window.location.assign(urls.reload);
+    else if (name === "help") toggleHelp(true);
+    else if (name === "filter") openFilter();
+    else if (name === "undo") undo();
+    else if (name === "redo") redo();
+    else if (name === "accept-all") acceptAll();
+  });
+  document.addEventListener("mousemove", noteActivity, { passive: true });
+  document.addEventListener("wheel", noteActivity, { passive: true });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { noteActivity(); lastActivity = null; flushOnLeave(); }
+    else lastActivity = performance.now();
+  });
+  window.addEventListener("pagehide", flushOnLeave);
+
+  /* ---------------------------------------------------------------- live notices */
+
+  function connectNotices(attempt) {
+    if (!data.ws || typeof WebSocket !== "function") return;
+    var socket;
+    try {
+      socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + data.ws);
+    } catch (error) { return; }
+    var opened = false;
+    socket.addEventListener("open", function () {
+      opened = true;
+      socket.send(JSON.stringify({ type: "presence", document_id: data.document.id }));
+    });
+    socket.addEventListener("message", function (event) {
+      var message;
+      try { message = JSON.parse(event.data); } catch (error) { return; }
+      if (message && message.type === "notice" && message.text) toast(String(message.text), message.kind);
+    });
+    socket.addEventListener("close", function () {
+      // Notices are a convenience: retry a few times with growing pauses, then stay quiet.
+      var next = opened ? 0 : attempt + 1;
+      if (next < 5 && !submitting) setTimeout(function () { connectNotices(next); }, 2000 * Math.pow(2, next));
+    });
+  }
+
+  /* ---------------------------------------------------------------- start */
+
+  renderAll();
+  updateCounts();
+  describeFocus();
+  modeEl.textContent = charMode ? "Characters" : "Tokens";
+  if (text.length) {
+    setSelectionUnits(0, 0);
+    docEl.focus({ preventScroll: true });
+    showSelection(false);
+  }
+  setSaveStatus(submitted ? "Submitted" : "Saved");
+  if (submitted) {
+    root.classList.add("wb-is-submitted");
+    submitButton.textContent = "Next record";
+    say(SUBMITTED_TEXT);
+  }
+  staleEl.querySelector("p").textContent = STALE_TEXT;
+  root.setAttribute("data-ready", "true");
+  // Timings and state for the browser tests and for anyone profiling the page from the console.
+  var api = window.deidloopWorkbench = {
+    scriptMs: performance.now() - t0,
+    readyAt: performance.now(),
+    paintedAt: null,
+    state: function () {
+      return {
+        version: version, spans: wireSpans(), focus: focusId, dirty: dirty, stale: stale, charMode: charMode,
+        selection: selectionRange(), lastEditMs: lastEditMs,
+      };
+    },
+    saveNow: function () { clearTimeout(saveTimer); return saveDraft(); },
+  };
+  requestAnimationFrame(function () { setTimeout(function () { api.paintedAt = performance.now(); }, 0); });
+  connectNotices(0);
+})();

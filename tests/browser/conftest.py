@@ -1,0 +1,137 @@
+"""Browser tests: Debian's chromium driven by Playwright against pytest-django's live server.
+
+Playwright never downloads a browser here: it launches /usr/bin/chromium (``apt-get install chromium``;
+``./deidloop test`` installs it when run as root). Without it the browser tests are skipped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotator.models import Membership, PoolScore, Project, Ranking
+from annotator.services.imports import import_documents
+from annotator.services.projects import create_project, set_membership
+from learning.core.types import Document as CorpusDocument
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+PASSWORD = "pw-browser-tests"
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium for one test module.
+
+    While Playwright's sync API runs, the main thread has a running asyncio loop: Django would refuse the
+    ORM calls the tests make between browser steps (plain synchronous calls, safe here), and later tests that
+    start a loop of their own would fail. So the loop lives only as long as the module's tests, and Django's
+    check is relaxed only for that time.
+    """
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """``new_page(context=None)``: a page in a fresh browser context (or in ``context``), closed afterwards.
+
+    Every page records uncaught script errors in ``page.script_errors``.
+    """
+    contexts = []
+
+    def make(context=None):
+        if context is None:
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            contexts.append(context)
+        page = context.new_page()
+        page.script_errors = []
+        page.on("pageerror", lambda error: page.script_errors.append(str(error)))
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def log_in(page, base_url: str, username: str, path: str) -> None:
+    """Open ``path``, which sends an anonymous visitor to the login page, and log in there."""
+    page.goto(base_url + path)
+    page.wait_for_url("**/login/**")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form button[type=submit]")
+    page.wait_for_load_state()
+
+
+@dataclass
+class Record:
+    """A text to import with the model's suggestions: (text fragment, label, confidence) found in order."""
+
+    name: str
+    text: str
+    suggestions: list[tuple[str, str, float]] = field(default_factory=list)
+    possible_missed: list[tuple[str, float]] = field(default_factory=list)
+
+
+def offsets(text: str, fragment: str, occurrence: int = 0) -> tuple[int, int]:
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(fragment, start + 1)
+    return start, start + len(fragment)
+
+
+def make_user(username: str):
+    return get_user_model().objects.create_user(username, password=PASSWORD)
+
+
+def seed_project(*, name: str, labels: list[str], records: list[Record], annotators, allow_overlap=False) -> Project:
+    """A project whose current ranking serves ``records`` in the given order, with their suggestions."""
+    project = create_project(name=name, labels=labels, allow_overlap=allow_overlap)
+    for user in annotators:
+        set_membership(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    import_documents(
+        project=project, documents=[CorpusDocument(text=r.text, name=r.name) for r in records], annotated=False,
+    )
+    ranking = Ranking.objects.create(project=project, strategy="LCUB_6", is_current=True)
+    documents = {d.external_id: d for d in project.documents.all()}
+    PoolScore.objects.bulk_create([
+        PoolScore(
+            ranking=ranking, document=documents[record.name], score=1.0 / (rank + 1), rank=rank + 1,
+            pre_annotations={
+                "spans": [
+                    {"start": s, "end": e, "label": label, "confidence": confidence}
+                    for fragment, label, confidence in record.suggestions
+                    for s, e in [offsets(record.text, fragment)]
+                ],
+                "possible_missed": [
+                    [s, e, p] for fragment, p in record.possible_missed for s, e in [offsets(record.text, fragment)]
+                ],
+            },
+        )
+        for rank, record in enumerate(records)
+    ])
+    return project
