@@ -57,7 +57,7 @@ def ms(seconds: float | None) -> float | None:
 class Stack:
     """``python -m config.launcher up`` in a subprocess, on its own data folder, ports and log."""
 
-    def __init__(self, *, web_workers: int | None) -> None:
+    def __init__(self, *, web_workers: int | None, web_threads: int | None) -> None:
         self.data = ROOT / "var" / f"bench-latency-{uuid.uuid4().hex[:8]}"
         self.port = free_port()
         self.env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
@@ -67,6 +67,8 @@ class Stack:
         )
         if web_workers is not None:
             self.env["DEIDLOOP_WEB_WORKERS"] = str(web_workers)
+        if web_threads is not None:
+            self.env["DEIDLOOP_WEB_THREADS"] = str(web_threads)
         self.base = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
 
@@ -82,9 +84,9 @@ class Stack:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the launcher exited with {self.process.returncode}:\n{self.log_tail()}")
             try:
-                if requests.get(f"{self.base}/login/", timeout=2).status_code == 200:
+                if requests.get(f"{self.base}/login/", timeout=10).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except requests.RequestException:
                 pass
             time.sleep(0.5)
         raise RuntimeError(f"{self.base}/login/ did not answer within {seconds} s:\n{self.log_tail()}")
@@ -98,6 +100,24 @@ class Stack:
         if result.returncode != 0:
             raise RuntimeError(f"manage {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
         return result.stdout
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time used so far by the web processes and by PostgreSQL's server processes: a measure of
+        the work per request that other load on the machine does not inflate as much as latency."""
+        web = [pid for pid in _children(self.process.pid)
+               if b"daphne" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        postmaster = int((self.data / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
+        total = {"web": 0.0, "postgres": _cpu_seconds(postmaster, reaped_children=True)}
+        for name, pids in (("web", web), ("postgres", _children(postmaster))):
+            for pid in pids:
+                try:
+                    total[name] += _cpu_seconds(pid)
+                except OSError:  # exited meanwhile
+                    pass
+        return total
+
+    def web_processes(self) -> int:
+        return sum(b"daphne" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _children(self.process.pid))
 
     def log_tail(self) -> str:
         return (self.data / "launcher.log").read_text(errors="replace")[-3000:]
@@ -125,6 +145,26 @@ class Stack:
                 self.log.close()
             shutil.rmtree(self.data, ignore_errors=True)
         return clean
+
+
+def _cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
+    """User + system CPU of a process; with ``reaped_children`` also that of its children that have exited
+    (PostgreSQL's backends for connections that were closed)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped_children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError):
+                pass
+    return found
 
 
 def log_in(base: str, username: str, password: str) -> requests.Session:
@@ -202,8 +242,9 @@ def cycle(session: requests.Session, base: str, project_id: int, rng: random.Ran
     return response.ok
 
 
-def run_annotators(sessions: list[requests.Session], base: str, project_id: int, *, cycles: int,
+def run_annotators(stack: Stack, sessions: list[requests.Session], project_id: int, *, cycles: int,
                    seconds: float, seed: int) -> dict:
+    base = stack.base
     tally = Tally()
     remaining = [cycles]
     deadline = time.monotonic() + seconds
@@ -225,12 +266,14 @@ def run_annotators(sessions: list[requests.Session], base: str, project_id: int,
                     tally.errors.append(type(error).__name__)
 
     threads = [threading.Thread(target=work, args=(i, s)) for i, s in enumerate(sessions)]
+    cpu_before = stack.cpu_seconds()
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - started
+    cpu_after = stack.cpu_seconds()
     requests_made = len(tally.next_seconds) + len(tally.submit_seconds)
     return {
         "annotators": len(sessions),
@@ -248,6 +291,10 @@ def run_annotators(sessions: list[requests.Session], base: str, project_id: int,
         "spans_dropped": tally.dropped,
         "spans_relabelled": tally.relabelled,
         "pool_ran_dry": tally.pool_empty,
+        "think_time_seconds": 0,
+        "web_cpu_ms_per_request": round((cpu_after["web"] - cpu_before["web"]) / requests_made * 1000, 2),
+        "postgres_cpu_ms_per_request": round(
+            (cpu_after["postgres"] - cpu_before["postgres"]) / requests_made * 1000, 2),
     }
 
 
@@ -269,11 +316,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="time bound of each phase")
     parser.add_argument("--web-workers", type=int, default=None,
                         help="DEIDLOOP_WEB_WORKERS for the launcher (its default when not given)")
+    parser.add_argument("--web-threads", type=int, default=None,
+                        help="DEIDLOOP_WEB_THREADS for each web process (its default when not given)")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     corpus = SHARED / "meddocan" / "train"
 
-    stack = Stack(web_workers=options.web_workers)
+    stack = Stack(web_workers=options.web_workers, web_threads=options.web_threads)
     result: dict = {"benchmark": "workbench_latency", "corpus": "meddocan/train"}
     try:
         started = time.perf_counter()
@@ -291,9 +340,9 @@ def main() -> None:
         # Warm up: the first requests of each process import and compile what the rest reuse.
         floor(sessions[0], stack.base, 20)
         floor_before = floor(sessions[0], stack.base, 50)
-        single = run_annotators(sessions[:1], stack.base, project_id, cycles=options.single_cycles,
+        single = run_annotators(stack, sessions[:1], project_id, cycles=options.single_cycles,
                                 seconds=options.seconds, seed=options.seed)
-        concurrent = run_annotators(sessions, stack.base, project_id, cycles=options.concurrent_cycles,
+        concurrent = run_annotators(stack, sessions, project_id, cycles=options.concurrent_cycles,
                                     seconds=options.seconds, seed=options.seed + 1)
         floor_after = floor(sessions[0], stack.base, 50)
         floor_p50 = percentile(floor_before + floor_after, 50)
@@ -308,7 +357,8 @@ def main() -> None:
             for kind in ("next", "submit"):
                 phase[f"{kind}_p50_over_floor"] = round(phase[f"{kind}_p50_ms"] / ms(floor_p50), 1)
         result.update(
-            web_workers=options.web_workers, floor_login_page_p50_ms=ms(floor_p50),
+            web_processes=stack.web_processes(), web_threads=options.web_threads or "default",
+            floor_login_page_p50_ms=ms(floor_p50),
             one_annotator=single, many_annotators=concurrent,
             submitted=submitted, stored_submitted_annotations=stored, lost=submitted - stored,
             goals={"one_p95_next_ms": 30, "one_p95_submit_ms": 30, "many_p95_next_ms": 100,

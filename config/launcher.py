@@ -1,6 +1,7 @@
 """Entry point behind ``./deidloop``: runs the application, the tests or manage.py on the embedded services.
 
     python -m config.launcher up             PostgreSQL + Redis + a Celery worker + Daphne on :8000
+                                             (DEIDLOOP_WEB_WORKERS processes on one socket, default 2)
     python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
     python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running)
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,6 +18,9 @@ from config.embedded import ROOT, EmbeddedServiceError, ensure_services
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
+# In one Daphne process Django's request handling shares one interpreter lock (threads: config/asgi.py), so
+# it uses about one core; several processes accepting on one listening socket use more.
+WEB_WORKERS = max(1, int(os.environ.get("DEIDLOOP_WEB_WORKERS", "2")))
 
 
 def say(message: str) -> None:
@@ -37,6 +42,23 @@ def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> Non
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """The web port, opened here and inherited by every Daphne process (``daphne --fd``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host.strip("[]"), port))
+    except OSError as error:
+        listener.close()
+        raise EmbeddedServiceError(
+            f"cannot listen on {host}:{port} ({error.strerror}); set DEIDLOOP_PORT to a free port."
+        ) from None
+    listener.listen(1024)
+    listener.set_inheritable(True)
+    return listener
 
 
 def settings_data_dir():
@@ -68,13 +90,19 @@ def up() -> int:
             cwd=ROOT, start_new_session=True,
         )
         processes.append(worker)
-        web = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(PORT), "config.asgi:application"],
-            cwd=ROOT, start_new_session=True,
-        )
-        processes.append(web)
-        say(f"serving on http://{HOST}:{PORT}/ — log in with an account from {settings_data_dir() / 'credentials.txt'}; "
-            "Ctrl-C stops everything")
+        listener = _listening_socket(HOST, PORT)
+        try:
+            for _ in range(WEB_WORKERS):
+                web = subprocess.Popen(
+                    [sys.executable, "-m", "daphne", "--fd", str(listener.fileno()), "config.asgi:application"],
+                    cwd=ROOT, start_new_session=True, pass_fds=(listener.fileno(),),
+                )
+                processes.append(web)
+        finally:
+            # The web processes hold the port now; once they stop, it is free again.
+            listener.close()
+        say(f"serving on http://{HOST}:{PORT}/ ({WEB_WORKERS} web processes) — log in with an account from "
+            f"{settings_data_dir() / 'credentials.txt'}; Ctrl-C stops everything")
         while not stopping:
             for process in processes:
                 if process.poll() is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -59,62 +59,78 @@ def _open_assignment(*, project: Project, user) -> Assignment | None:
     )
 
 
-def _eligible(queryset, *, project: Project, user, through: str = ""):
-    """Restrict ``queryset`` (of documents, or of rows reaching a document through ``through``) to pool
-    records this annotator has not had and that still need an annotator."""
-    prefix = f"{through}__" if through else ""
-    queryset = queryset.filter(**{
-        f"{prefix}project": project, f"{prefix}role": Document.Role.POOL,
-        f"{prefix}status__in": [Document.Status.POOL, Document.Status.ASSIGNED],
-    }).exclude(**{f"{prefix}assignments__annotator": user})
+def _eligible(*, project: Project, user):
+    """Pool documents this annotator has not had and that still need an annotator."""
+    documents = Document.objects.filter(
+        project=project, role=Document.Role.POOL, status__in=[Document.Status.POOL, Document.Status.ASSIGNED]
+    ).exclude(assignments__annotator=user)
     if project.annotators_per_document <= 1:
-        return queryset.filter(**{f"{prefix}status": Document.Status.POOL})
+        return documents.filter(status=Document.Status.POOL)
     open_assignments = (
-        Assignment.objects.filter(document=OuterRef(through or "pk"), completed_at__isnull=True)
+        Assignment.objects.filter(document=OuterRef("pk"), completed_at__isnull=True)
         .values("document").annotate(n=Count("id")).values("n")
     )
-    return queryset.annotate(taken=Coalesce(Subquery(open_assignments), 0)).filter(
+    return documents.annotate(taken=Coalesce(Subquery(open_assignments), 0)).filter(
         taken__lt=project.annotators_per_document
     )
 
 
-def _has_annotation(user, document_ref: str) -> Exists:
-    return Exists(Annotation.objects.filter(document=OuterRef(document_ref), annotator=user))
+# Every hand-out runs this, so it is written out: composed through the ORM (an anti-join, an EXISTS, a
+# sub-select and a row lock), building the statement took several times longer than PostgreSQL takes to run
+# it. It walks the current ranking in rank order (index on ranking, rank), skips what this annotator has had
+# or what is full, and locks the first free document; SKIP LOCKED passes over rows that concurrent
+# hand-outs are claiming.
+_CLAIM_RANKED_SQL = """
+SELECT d.*, s.pre_annotations AS stored_pre_annotations,
+       EXISTS (SELECT 1 FROM {annotation} a WHERE a.document_id = d.id AND a.annotator_id = %(user)s)
+           AS has_annotation
+FROM {score} s
+JOIN {document} d ON d.id = s.document_id
+WHERE s.ranking_id = (SELECT r.id FROM {ranking} r WHERE r.project_id = %(project)s AND r.is_current)
+  AND d.project_id = %(project)s AND d.role = %(role)s AND d.status = ANY(%(statuses)s)
+  AND NOT EXISTS (SELECT 1 FROM {assignment} x WHERE x.document_id = d.id AND x.annotator_id = %(user)s)
+  AND (%(per_document)s <= 1 OR (
+        SELECT count(*) FROM {assignment} o WHERE o.document_id = d.id AND o.completed_at IS NULL
+      ) < %(per_document)s)
+ORDER BY s.rank, s.document_id
+LIMIT 1
+FOR UPDATE OF d SKIP LOCKED
+""".format(
+    annotation=Annotation._meta.db_table, score=PoolScore._meta.db_table, document=Document._meta.db_table,
+    ranking=Ranking._meta.db_table, assignment=Assignment._meta.db_table,
+)
 
 
 def _claim_ranked(*, project: Project, user) -> tuple[Document, dict, bool] | None:
-    """Lock the best-ranked available document of the current ranking, with its stored pre-annotations.
-
-    Walks the ranking in rank order (index on ranking, rank) and stops at the first free row: one
-    statement, instead of ranking every pool document for each hand-out.
-    """
-    current = Ranking.objects.filter(project=project, is_current=True).values("id")[:1]
-    scores = _eligible(PoolScore.objects.filter(ranking_id=Subquery(current)), project=project, user=user,
-                       through="document")
-    # One row, locked; SKIP LOCKED passes over the rows concurrent hand-outs are claiming.
-    row = (
-        scores.annotate(has_annotation=_has_annotation(user, "document"))
-        .select_related("document")
-        .order_by("rank", "document_id")
-        .select_for_update(skip_locked=True, of=("document",)).first()
-    )
-    if row is None:
+    """Lock the best-ranked available document of the current ranking, with its stored pre-annotations."""
+    per_document = project.annotators_per_document
+    statuses = [Document.Status.POOL] + ([Document.Status.ASSIGNED] if per_document > 1 else [])
+    rows = list(Document.objects.raw(_CLAIM_RANKED_SQL, {
+        "project": project.pk, "user": user.pk, "role": Document.Role.POOL, "statuses": statuses,
+        "per_document": per_document,
+    }))
+    if not rows:
         return None
-    return row.document, row.pre_annotations or {}, row.has_annotation
+    document = rows[0]
+    # A column outside the model's fields comes back as the database sent it; the field decodes it.
+    stored = PoolScore._meta.get_field("pre_annotations").from_db_value(
+        document.stored_pre_annotations, None, connection
+    )
+    return document, stored or {}, document.has_annotation
 
 
 def _claim_unranked(*, project: Project, user) -> tuple[Document, dict, bool] | None:
     """Lock an available document the current ranking does not score (all of them before the first
     ranking, picked at random then; afterwards the ones imported since, oldest first)."""
     ranking = current_ranking(project=project)
-    candidates = _eligible(Document.objects.all(), project=project, user=user)
+    candidates = _eligible(project=project, user=user)
     if ranking is not None:
         candidates = candidates.exclude(pool_scores__ranking=ranking).order_by("id")
     else:
         candidates = candidates.order_by("?")
+    mine = Annotation.objects.filter(document=OuterRef("pk"), annotator=user)
     document = (
-        candidates.annotate(has_annotation=_has_annotation(user, "pk"))
-        .select_for_update(skip_locked=True, of=("self",)).first()
+        candidates.annotate(has_annotation=Exists(mine)).select_for_update(skip_locked=True, of=("self",)).first()
     )
     if document is None:
         return None

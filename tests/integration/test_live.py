@@ -1,17 +1,18 @@
-"""Live updates over websockets, through the real ASGI application and the Redis channel layer: members only,
-notices from ``notify_project``, presence for leads."""
+"""The ASGI application with the Redis channel layer: websockets for members only, notices from
+``notify_project``, presence for leads; and HTTP through the same application, on pooled threads."""
 from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.testing import WebsocketCommunicator
+from channels.testing import HttpCommunicator, WebsocketCommunicator
+from django.db import connection
 from django.test import Client
 
 from annotator.models import Membership
 from annotator.services.imports import import_documents
 from annotator.services.notify import _presence_key, _redis, active_annotators, notify_project
 from annotator.services.projects import set_membership
-from config.asgi import application
+from config.asgi import application, django_asgi_app
 from learning.core.types import Document as CorpusDocument
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
@@ -203,3 +204,41 @@ def test_the_project_page_shows_leads_who_annotates_what(users, projects, pool):
     annotator = Client()
     annotator.force_login(users["annotator"])
     assert "presence" not in annotator.get(f"/projects/{project.pk}/").content.decode()
+
+
+def other_backends() -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_through_the_asgi_application_runs_the_middleware_and_keeps_its_connections(cookies, projects):
+    """Sessions, login, CSRF and the API apply as before; requests reuse their thread's PostgreSQL
+    connection instead of opening one each."""
+    host = (b"host", b"127.0.0.1")
+
+    async def request(method: str, path: str, *headers):
+        return await HttpCommunicator(application, method, path, headers=[host, *headers]).get_response(timeout=TIMEOUT)
+
+    async def scenario():
+        login = await request("GET", "/login/")
+        assert login["status"] == 200 and b'name="csrfmiddlewaretoken"' in login["body"]
+        anonymous = await request("GET", "/")
+        assert anonymous["status"] == 302 and dict(anonymous["headers"])[b"Location"].startswith(b"/login/")
+        # A session-authenticated write without the CSRF token is refused.
+        post = await request("POST", f"/api/projects/{projects['A'].pk}/next/", cookies["annotator"])
+        assert post["status"] == 403
+        seen = set()
+        for _ in range(8):
+            api = await request("GET", "/api/projects/", cookies["annotator"])
+            assert api["status"] == 200 and b'"name":"A"' in api["body"] and b'"name":"B"' not in api["body"]
+            seen |= await sync_to_async(other_backends)()
+        return seen
+
+    backends = run(scenario)
+    assert 1 <= len(backends) <= django_asgi_app.threads
+    django_asgi_app.close_connections()
+    assert other_backends().isdisjoint(backends)

@@ -29,8 +29,8 @@ def wait_for(url: str, seconds: float) -> requests.Response:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            return requests.get(url, timeout=2)
-        except requests.ConnectionError:
+            return requests.get(url, timeout=5)
+        except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.5)
     raise AssertionError(f"{url} did not answer within {seconds} s")
 
@@ -88,8 +88,12 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         assert "created on first run" in output
     finally:
         if process.poll() is None:
-            process.kill()
-            process.wait()
+            process.send_signal(signal.SIGTERM)  # the launcher stops its children itself
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         # Anything left behind by a failure above must not outlive the test.
         pg_ctl = subprocess.run(["pgrep", "-f", str(data)], capture_output=True, text=True).stdout.split()
         for pid in pg_ctl:

@@ -198,3 +198,30 @@ def test_invalid_spans_are_refused_and_change_nothing(users, projects, api_as):
         assert response.status_code == 400, spans
         assert words in response.json()["detail"], response.json()
     assert Annotation.objects.get().version == 1
+
+
+@pytest.mark.django_db
+def test_ranked_records_come_first_then_the_unranked_oldest_first(users, projects):
+    project = projects["A"]
+    documents = make_pool(project, 4)
+    rank(project, [documents[2], documents[0]])
+    order = [next_record(project=project, user=user).assignment.document_id
+             for user in (users["annotator"], users["lead"], users["admin"], users["outsider"])]
+    assert order == [documents[2].pk, documents[0].pk, documents[1].pk, documents[3].pk]
+    assert next_record(project=project, user=get_user_model().objects.create_user("late", password="x")) is None
+
+
+@pytest.mark.django_db
+def test_an_edited_draft_survives_expiry_and_its_author_resumes_it(users, projects):
+    project = projects["A"]
+    documents = make_pool(project, 2)
+    rank(project, documents, spans=[{"start": 19, "end": 27, "label": NAME, "confidence": 0.7}])
+    first = next_record(project=project, user=users["annotator"])
+    edited = [{"start": 19, "end": 22, "label": NAME, "origin": "human"}]
+    save_draft(annotation_id=first.annotation.pk, user=users["annotator"], version=1, spans=edited)
+    Assignment.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    again = next_record(project=project, user=users["annotator"])
+    assert again.assignment.document_id == documents[0].pk and not again.resumed
+    assert again.annotation.pk == first.annotation.pk and again.annotation.version == 2
+    assert [(s["start"], s["end"]) for s in again.annotation.spans] == [(19, 22)]
+    assert Annotation.objects.filter(document=documents[0]).count() == 1

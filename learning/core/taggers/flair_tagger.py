@@ -11,10 +11,14 @@ softmaxed Viterbi scores).  Flair's CRF scores a tag path y_1..y_T of a sentence
     transitions[y_1, START] + sum_t emission[t, y_t] + sum_t transitions[y_{t+1}, y_t] + transitions[STOP, y_T]
 
 (its transition matrix is indexed ``[to, from]``; see ``flair/models/sequence_tagger_utils``).  The real
-tags are taken out of Flair's tag dictionary (which also holds the <START> and <STOP> rows, fixed near
--10000 where they are impossible), reordered to ``labels_``, and handed to
+tags are taken out of Flair's tag dictionary (which also holds <START> and <STOP>, whose impossible
+transitions start at -10000 and so carry no probability), reordered to ``labels_``, and handed to
 :func:`learning.core.marginals.forward_backward_batch` with ``transition = transitions.T``,
 ``start = transitions[:, START]`` and ``end = transitions[STOP, :]``.
+
+Training minimises the same CRF negative log-likelihood as Flair's ``ViterbiLoss``, computed by
+:func:`crf_negative_log_likelihood` (identical value and gradients; a training step on CPU took about ten
+times longer with Flair's version, measured on MEDDOCAN batches).
 """
 from __future__ import annotations
 
