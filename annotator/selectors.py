@@ -42,11 +42,18 @@ def documents_for(*, user, project: Project) -> QuerySet[Document]:
     return Document.objects.filter(project=project)
 
 
-def gold_documents(*, project: Project, include_evaluation: bool = True) -> list[CorpusDocument]:
-    """One document per annotated text: its latest submitted annotation, without silver spans."""
+def gold_documents(
+    *, project: Project, include_evaluation: bool = True, role: str | None = None
+) -> list[CorpusDocument]:
+    """One document per annotated text: its latest submitted annotation, without silver spans.
+
+    ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on).
+    """
     rows = Annotation.objects.filter(document__project=project, state=Annotation.State.SUBMITTED)
     if not include_evaluation:
         rows = rows.filter(document__role=Document.Role.POOL)
+    if role is not None:
+        rows = rows.filter(document__role=role)
     rows = rows.order_by("document_id", "-submitted_at", "-id").distinct("document_id").values_list(
         "document__external_id", "document__text", "document__meta", "spans",
     )
@@ -132,3 +139,15 @@ def _token_runs(tokens) -> list[int]:
         runs.append(token.end - token.start)
         previous_end = token.end
     return runs
+
+
+def unlabelled_pool(*, project: Project) -> tuple[list[int], list[CorpusDocument]]:
+    """The pool documents nobody has taken yet (ids, and the documents to score)."""
+    rows = Document.objects.filter(
+        project=project, role=Document.Role.POOL, status=Document.Status.POOL
+    ).order_by("id").values_list("id", "external_id", "text")
+    ids, documents = [], []
+    for document_id, external_id, text in rows:
+        ids.append(document_id)
+        documents.append(CorpusDocument(text=text, name=external_id))
+    return ids, documents

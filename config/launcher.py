@@ -83,6 +83,9 @@ def up() -> int:
         _manage("migrate", "--no-input", "-v", "0")
         _manage("collectstatic", "--no-input", "-v", "0")
         _manage("bootstrap")
+        # A project with gold but no model yet (the demo on first run) gets one, so its pool is ranked and
+        # pre-annotated before the first annotator arrives.
+        _manage("retrain", "--all", "--if-no-model")
         # Children get their own process group so that a Ctrl-C in the terminal reaches only us;
         # we stop them in order ourselves.
         worker = subprocess.Popen(

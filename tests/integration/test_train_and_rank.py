@@ -1,0 +1,62 @@
+"""Training a project's tagger on its gold and ranking its pool, then handing out the top-ranked record
+with the model's suggestions."""
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from annotator.models import PoolScore, Ranking
+from annotator.services.imports import import_documents
+from annotator.services.queue import next_record
+from annotator.synthetic import generate_notes
+from learning.models import ModelVersion
+from learning.services import train_and_rank
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded(projects):
+    project = projects["A"]
+    notes = generate_notes(40, seed=7)
+    import_documents(project=project, documents=notes[:15], annotated=True)
+    import_documents(project=project, documents=notes[15:20], annotated=True, evaluation=True)
+    import_documents(project=project, documents=notes[20:], annotated=False)
+    return project, {note.name: note for note in notes[20:]}
+
+
+def test_no_gold_means_no_model(projects):
+    assert train_and_rank(project=projects["B"]) is None
+    assert not ModelVersion.objects.exists()
+
+
+def test_train_and_rank_then_hand_out_the_top_record_with_suggestions(seeded, users):
+    project, pool_notes = seeded
+    version = train_and_rank(project=project)
+    assert version.is_current and version.status == "ready" and version.n_documents == 15
+    assert version.metrics["entity"]["f1"] > 0.6  # 15 synthetic notes are enough for a usable CRF
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    assert ranking.model_version_id == version.pk and ranking.strategy == "LCUB_6"
+    scores = list(PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("score", flat=True))
+    assert len(scores) == 20 and scores == sorted(scores, reverse=True)
+
+    handout = next_record(project=project, user=users["annotator"])
+    top = PoolScore.objects.get(ranking=ranking, rank=1)
+    assert handout.assignment.document_id == top.document_id
+    suggestions = handout.annotation.suggested
+    assert suggestions and all(0 < span["confidence"] <= 1 for span in suggestions)
+    gold = pool_notes[handout.assignment.document.external_id]
+    found = {(s["start"], s["end"], s["label"]) for s in suggestions}
+    truth = {(s.start, s.end, s.label) for s in gold.spans}
+    assert len(found & truth) / len(truth) > 0.5  # most suggestions are the real PHI
+
+
+def test_a_second_model_replaces_the_first_and_the_command_skips_projects_with_one(seeded, users):
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    call_command("retrain", all=True, if_no_model=True)
+    assert ModelVersion.objects.count() == 1
+    call_command("retrain", project=project.name)
+    assert ModelVersion.objects.count() == 2
+    assert list(ModelVersion.objects.filter(is_current=True).values_list("pk", flat=True)) != [first.pk]
+    assert Ranking.objects.filter(project=project, is_current=True).count() == 1
