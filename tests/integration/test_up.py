@@ -65,6 +65,13 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         assert "Demo: synthetic clinical notes" in home.text
         api = session.get(f"http://127.0.0.1:{port}/api/projects/").json()
         assert [project["schema_preset"] for project in api["results"]] == ["MEDDOCAN"]
+        # The demo was trained and ranked on first start: the next record comes with the model's suggestions.
+        record = session.post(
+            f"http://127.0.0.1:{port}/api/projects/{api['results'][0]['id']}/next/",
+            headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": f"http://127.0.0.1:{port}/"},
+        ).json()
+        suggestions = record["annotation"]["spans"]
+        assert suggestions and all(span["origin"] == "model" and 0 < span["confidence"] <= 1 for span in suggestions)
 
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=90)
