@@ -12,6 +12,7 @@ from learning.core.text import tokenize
 from learning.core.types import Document, Span
 
 from .meddocan import read_split
+from .toy import NoteBuilder
 
 FIRST = ["Ana", "Luis", "Marta", "Jorge", "Elena", "Pablo", "Lucía", "Sergio", "Irene", "Tomás"]
 LAST = ["García", "Pérez", "Rivera", "Bueno", "Navarro", "Cuéllar", "Soto", "Gil", "Romero", "Vidal"]
@@ -26,23 +27,13 @@ def synthetic_docs(n: int, seed: int) -> list[Document]:
     rng = np.random.default_rng(seed)
     docs = []
     for k in range(n):
-        parts: list[str] = []
-        spans: list[Span] = []
-
-        def add(text: str, label: str | None = None) -> None:
-            start = sum(len(p) for p in parts)
-            parts.append(text)
-            if label:
-                spans.append(Span(start, start + len(text), label))
-
-        add("Nombre: ")
-        add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NAME")
-        add(".\nNHC: ")
-        add(str(rng.integers(100000, 9999999)), "ID")
-        add(".\nFecha de ingreso: ")
-        add(f"{rng.integers(1, 29):02d}/{rng.integers(1, 13):02d}/{rng.integers(1990, 2020)}", "DATE")
-        add(".\n" + " ".join(rng.choice(FILLER, size=2)) + "\n")
-        docs.append(Document("".join(parts), tuple(spans), name=f"doc{k}"))
+        note = NoteBuilder()
+        note.add("Nombre: ").add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NAME")
+        note.add(".\nNHC: ").add(str(rng.integers(100000, 9999999)), "ID")
+        note.add(".\nFecha de ingreso: ")
+        note.add(f"{rng.integers(1, 29):02d}/{rng.integers(1, 13):02d}/{rng.integers(1990, 2020)}", "DATE")
+        note.add(".\n" + " ".join(rng.choice(FILLER, size=2)) + "\n")
+        docs.append(note.build(f"doc{k}"))
     return docs
 
 
