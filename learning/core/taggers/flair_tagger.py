@@ -154,6 +154,11 @@ class BiLSTMCRFTagger:
 
     Fitted attributes: ``labels_`` (BIO labels, ``"O"`` first), ``model_`` (the Flair ``SequenceTagger``),
     ``n_train_instances_``, ``train_seconds_``.
+
+    The training defaults were chosen on MEDDOCAN (``bench/flair_quality.py``): on 200 documents and 5
+    epochs Adam at 0.006 with linear decay and locked dropout 0.25 beat Flair's SGD recipe (entity F1 0.93
+    against 0.88).  On the full train split, one thread of a shared 2-core machine, 10 epochs took 12 minutes
+    for dev F1 0.959 and 20 epochs 24 minutes for 0.961, against 0.958 for the CRF tagger in the same runs.
     """
 
     def __init__(

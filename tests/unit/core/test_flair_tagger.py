@@ -13,14 +13,16 @@ pytest.importorskip("flair")
 
 from learning.core import embeddings as local_embeddings  # noqa: E402
 from learning.core.bio import bio_labels, bio_to_spans  # noqa: E402
+from learning.core.taggers.base import NotFittedError, Tagger  # noqa: E402
 from learning.core.taggers.flair_tagger import (  # noqa: E402
     BiLSTMCRFTagger,
     crf_negative_log_likelihood,
     instance_bounds,
 )
-from learning.core.taggers.base import NotFittedError, Tagger  # noqa: E402
 from learning.core.text import tokenize  # noqa: E402
 from learning.core.types import Document, Span  # noqa: E402
+
+from .toy import NoteBuilder  # noqa: E402
 
 FIRST = ["Juan", "María", "Pedro", "Lucía", "Carmen", "José", "Ana", "Luis"]
 LAST = ["García", "Pérez", "López", "Martín", "Sánchez", "Gómez"]
@@ -38,26 +40,20 @@ def _synthetic_docs(n: int, seed: int) -> list[Document]:
     rng = np.random.default_rng(seed)
     docs = []
     for i in range(n):
-        parts: list[str] = []
-        spans: list[Span] = []
-
-        def add(text: str, label: str | None = None) -> None:
-            start = sum(len(p) for p in parts)
-            parts.append(text)
-            if label:
-                spans.append(Span(start, start + len(text), label))
-
-        add("Paciente ")
-        add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NOMBRE")
-        add(" ingresa el ")
-        add(f"{rng.integers(1, 29):02d}/{rng.integers(1, 13):02d}/{rng.integers(1950, 2020)}", "FECHA")
-        add(" en ")
-        add(str(rng.choice(CITIES)), "LUGAR")
-        add(". " + " ".join(rng.choice(FILLER, size=2, replace=False)) + "\n")
-        add("Firmado: Dr. ")
-        add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NOMBRE")
-        add(".\n")
-        docs.append(Document(text="".join(parts), spans=tuple(spans), name=f"doc{i}"))
+        note = (
+            NoteBuilder()
+            .add("Paciente ")
+            .add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NOMBRE")
+            .add(" ingresa el ")
+            .add(f"{rng.integers(1, 29):02d}/{rng.integers(1, 13):02d}/{rng.integers(1950, 2020)}", "FECHA")
+            .add(" en ")
+            .add(str(rng.choice(CITIES)), "LUGAR")
+            .add(". " + " ".join(rng.choice(FILLER, size=2, replace=False)) + "\n")
+            .add("Firmado: Dr. ")
+            .add(f"{rng.choice(FIRST)} {rng.choice(LAST)}", "NOMBRE")
+            .add(".\n")
+        )
+        docs.append(note.build(f"doc{i}"))
     return docs
 
 
