@@ -25,6 +25,18 @@ def read_or_fail(path: str, fmt: str, option: str) -> list[Document]:
     return docs
 
 
+def add_corpus_and_tagger_arguments(parser, *, train_help: str) -> None:
+    """The arguments ``evaluate`` and ``simulate`` share: the corpora, their format, the tagger."""
+    parser.add_argument("--train", required=True, help=train_help)
+    parser.add_argument("--eval", required=True, help="folder (or file) of gold evaluation documents")
+    parser.add_argument("--format", default="brat", choices=FORMATS, help="corpus format (default brat)")
+    parser.add_argument("--tagger", default="crf", choices=sorted(TAGGERS), help="tagger (default crf)")
+    parser.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE",
+        help="a tagger parameter, e.g. --param max_iterations=50 (repeatable; VALUE read as JSON if it can be)",
+    )
+
+
 class Command(BaseCommand):
     help = (
         "Train a tagger on --train and score it on --eval (entity and token P/R/F1, leakage, per type). "
@@ -34,14 +46,7 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser):
-        parser.add_argument("--train", required=True, help="folder (or file) of gold training documents")
-        parser.add_argument("--eval", required=True, help="folder (or file) of gold evaluation documents")
-        parser.add_argument("--format", default="brat", choices=FORMATS, help="corpus format (default brat)")
-        parser.add_argument("--tagger", default="crf", choices=sorted(TAGGERS), help="tagger (default crf)")
-        parser.add_argument(
-            "--param", action="append", default=[], metavar="NAME=VALUE",
-            help="a tagger parameter, e.g. --param max_iterations=50 (repeatable; VALUE read as JSON if it can be)",
-        )
+        add_corpus_and_tagger_arguments(parser, train_help="folder (or file) of gold training documents")
         parser.add_argument(
             "--recall-bias", type=float, metavar="BETA", default=None,
             help="tune the recall-bias thresholds for token F_BETA on a development split and apply them",

@@ -5,12 +5,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.formats import FORMATS
-from learning.core.registry import TAGGERS, parse_params, tagger_factory
+from learning.core.registry import parse_params, tagger_factory
 from learning.core.simulation import plot_results, simulate
 from learning.core.strategies import parse_strategy
 
-from .evaluate import read_or_fail
+from .evaluate import add_corpus_and_tagger_arguments, read_or_fail
 
 
 class Command(BaseCommand):
@@ -23,14 +22,7 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser):
-        parser.add_argument("--train", required=True, help="the pool: folder (or file) of gold documents")
-        parser.add_argument("--eval", required=True, help="folder (or file) of gold evaluation documents")
-        parser.add_argument("--format", default="brat", choices=FORMATS, help="corpus format (default brat)")
-        parser.add_argument("--tagger", default="crf", choices=sorted(TAGGERS), help="tagger (default crf)")
-        parser.add_argument(
-            "--param", action="append", default=[], metavar="NAME=VALUE",
-            help="a tagger parameter, e.g. --param max_iterations=50 (repeatable)",
-        )
+        add_corpus_and_tagger_arguments(parser, train_help="the pool: folder (or file) of gold documents")
         parser.add_argument(
             "--strategy", action="append", required=True, metavar="NAME",
             help="a query strategy (repeatable): random, lc-sum, lc-mean, entropy, LCUB_1..10, ELB_1..5, "
