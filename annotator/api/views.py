@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -135,6 +135,17 @@ class WorkbenchAnnotationView(APIView):
         return Response(workbench_payload(annotation=_own_annotation(request, annotation_id)))
 
 
+class StaleConflict(APIException):
+    """409: the annotation moved on since the version the client edited."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "stale"
+
+    def __init__(self, stale: StaleAnnotation) -> None:
+        super().__init__()
+        self.detail = {"detail": str(stale), "current_version": stale.current_version}
+
+
 class _AnnotationWrite(APIView):
     service = None
 
@@ -145,11 +156,9 @@ class _AnnotationWrite(APIView):
         payload = serializers.AnnotationWriteSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            return type(self).service(annotation_id=annotation_id, user=request.user, **payload.validated_data), None
+            return type(self).service(annotation_id=annotation_id, user=request.user, **payload.validated_data)
         except StaleAnnotation as stale:
-            return None, Response(
-                {"detail": str(stale), "current_version": stale.current_version}, status=status.HTTP_409_CONFLICT
-            )
+            raise StaleConflict(stale) from None
         except AnnotationError as error:
             raise ValidationError({"detail": str(error)}) from None
 
@@ -159,10 +168,7 @@ class DraftView(_AnnotationWrite):
 
     @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
     def put(self, request, annotation_id: int):
-        result, refusal = self._write(request, annotation_id)
-        if refusal is not None:
-            return refusal
-        return Response({"version": result.annotation.version})
+        return Response({"version": self._write(request, annotation_id).annotation.version})
 
 
 class SubmitView(_AnnotationWrite):
@@ -170,9 +176,7 @@ class SubmitView(_AnnotationWrite):
 
     @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
     def post(self, request, annotation_id: int):
-        result, refusal = self._write(request, annotation_id)
-        if refusal is not None:
-            return refusal
+        result = self._write(request, annotation_id)
         project_id = result.annotation.document.project_id
         return Response({
             "version": result.annotation.version,
