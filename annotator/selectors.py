@@ -141,13 +141,54 @@ def _token_runs(tokens) -> list[int]:
     return runs
 
 
-def unlabelled_pool(*, project: Project) -> tuple[list[int], list[CorpusDocument]]:
-    """The pool documents nobody has taken yet (ids, and the documents to score)."""
-    rows = Document.objects.filter(
-        project=project, role=Document.Role.POOL, status=Document.Status.POOL
-    ).order_by("id").values_list("id", "external_id", "text")
+def unlabelled_pool_ids(*, project: Project) -> list[int]:
+    """Ids of the pool documents nobody has taken yet, in id order."""
+    return list(
+        Document.objects.filter(project=project, role=Document.Role.POOL, status=Document.Status.POOL)
+        .order_by("id").values_list("id", flat=True)
+    )
+
+
+def unlabelled_pool(
+    *, project: Project, ids: list[int] | None = None
+) -> tuple[list[int], list[CorpusDocument]]:
+    """The pool documents nobody has taken yet (ids, and the documents to score); ``ids`` keeps those only."""
+    rows = Document.objects.filter(project=project, role=Document.Role.POOL, status=Document.Status.POOL)
+    if ids is not None:
+        rows = rows.filter(pk__in=ids)
+    rows = rows.order_by("id").values_list("id", "external_id", "text")
     ids, documents = [], []
     for document_id, external_id, text in rows:
         ids.append(document_id)
         documents.append(CorpusDocument(text=text, name=external_id))
     return ids, documents
+
+
+def _submitted_pool_annotations(project: Project) -> QuerySet[Annotation]:
+    return Annotation.objects.filter(
+        document__project=project, document__role=Document.Role.POOL, state=Annotation.State.SUBMITTED
+    )
+
+
+def submission_count(*, project: Project) -> int:
+    """Submitted annotations of pool documents (what the loop's batch size counts)."""
+    return _submitted_pool_annotations(project).count()
+
+
+def annotator_hours(*, project: Project) -> float:
+    """Active annotation time spent on the project's submitted pool records, in hours."""
+    from django.db.models import Sum
+
+    seconds = _submitted_pool_annotations(project).aggregate(total=Sum("active_seconds"))["total"]
+    return (seconds or 0.0) / 3600.0
+
+
+def cost_records(*, project: Project) -> list[dict]:
+    """Per submitted record made here: who, tokens, corrections and active seconds (what costs are fitted on)."""
+    return list(
+        _submitted_pool_annotations(project)
+        .filter(source=Annotation.Source.HUMAN, annotator__isnull=False, document__n_tokens__isnull=False)
+        .order_by("submitted_at", "id")
+        .values("annotator_id", "annotator__username", "document__n_tokens", "fn_fixes", "fp_fixes",
+                "relabels", "boundary_changes", "active_seconds", "submitted_at")
+    )

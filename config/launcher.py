@@ -89,7 +89,10 @@ def up() -> int:
         # Children get their own process group so that a Ctrl-C in the terminal reaches only us;
         # we stop them in order ourselves.
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "--concurrency", "1"],
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
+             "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"),
+             # beat runs the loop's watchdog (resuming a retrain whose worker died) once a minute
+             "--beat", "--schedule", str(settings_data_dir() / "celerybeat-schedule")],
             cwd=ROOT, start_new_session=True,
         )
         processes.append(worker)

@@ -115,6 +115,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A message a killed worker did not acknowledge goes back to the queue after this long; the loop does not
+# wait for it (its jobs are resumed from the database), so it only bounds how long a lost message lingers.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("DEIDLOOP_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_RESULT_EXPIRES = 24 * 3600
+# Several deployments (or a test run beside a running one) can share a Redis with different queues.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DEIDLOOP_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE = {
+    "resume-stalled-retrains": {"task": "learning.recover_jobs", "schedule": 60.0},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,6 +1,7 @@
 """Trained models of a project and their measured quality (one point of the learning curve each)."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -24,6 +25,12 @@ class ModelVersion(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     artifact = models.CharField(max_length=500, blank=True, help_text="path of the saved tagger")
     train_seconds = models.FloatField(null=True, blank=True)
+    scoring_seconds = models.FloatField(null=True, blank=True)
+    pool_size = models.PositiveIntegerField(default=0)
+    choices = models.JSONField(
+        default=dict, blank=True,
+        help_text="what this version used: strategy and parameters, recall-bias thresholds, self-training, costs",
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -37,3 +44,89 @@ class ModelVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project} {self.tagger_kind} #{self.pk}"
+
+
+class RetrainJob(models.Model):
+    """One run of the loop for a project: train, evaluate, score the pool in shards, publish.
+
+    At most one job per project is active (queued, training or scoring) — the database refuses a second.
+    A job is worked on by one attempt at a time: the worker process that claimed it (``owner``) keeps its
+    lease fresh; an attempt whose process died, or whose lease ran out, is taken over by a new attempt
+    that resumes from what was saved (the trained model, the shards already scored). Messages of an
+    older attempt find the attempt number changed and do nothing, so a job publishes exactly once.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        TRAINING = "training", "Training"
+        SCORING = "scoring", "Scoring the pool"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.QUEUED, Status.TRAINING, Status.SCORING)
+
+    class Reason(models.TextChoices):
+        BATCH = "batch", "A batch of submissions"
+        LEAD = "lead", "Asked for by a lead"
+        FOLLOW_UP = "follow-up", "Asked for during the previous retrain"
+        COMMAND = "command", "Started from the command line"
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="retrain_jobs")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempt = models.PositiveIntegerField(default=0)
+    owner = models.CharField(max_length=200, blank=True, help_text="host:pid of the process working on it")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    submissions_at_request = models.PositiveIntegerField(
+        default=0, help_text="submitted pool annotations when the job was asked for"
+    )
+    follow_up = models.BooleanField(default=False, help_text="queue another retrain when this one ends")
+    artifact = models.CharField(max_length=500, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="what training measured and chose")
+    ranking_id = models.BigIntegerField(null=True, blank=True, help_text="the staged annotator.Ranking")
+    pool_size = models.PositiveIntegerField(default=0)
+    shards = models.PositiveIntegerField(default=0)
+    model_version = models.OneToOneField(
+        ModelVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="job"
+    )
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    trained_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project"], condition=Q(status__in=["queued", "training", "scoring"]),
+                name="one_active_retrain_per_project",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} retrain #{self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class SilverSentence(models.Model):
+    """A machine-labelled sentence of a pool document that self-training added to the training data.
+
+    Kept apart from human gold (never an Annotation, so never exported); replaced at every retrain.
+    """
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="silver_sentences")
+    document = models.ForeignKey("annotator.Document", on_delete=models.CASCADE, related_name="silver_sentences")
+    model_version = models.ForeignKey(ModelVersion, on_delete=models.CASCADE, related_name="silver")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    spans = models.JSONField(default=list, help_text="[{start, end, label}] in document offsets")
+
+    class Meta:
+        ordering = ["document", "start"]

@@ -1,87 +1,314 @@
-"""Training a project's tagger on its gold, measuring it, and ranking the pool with it.
+"""The loop's work, stage by stage: train and evaluate a project's tagger, score a piece of the pool with
+it, publish the model and the ranking together.
 
-The work happens outside any transaction (training takes a while); the results are written at the end
-in one transaction, so a failed or interrupted run leaves the current model and ranking in place.
+Each stage reads what the previous one saved on the job (the trained model is a file, the scores are rows
+of a staged ranking), so the stages can run in different worker processes — and a stage that is run again
+after a crash finds its own earlier output and replaces it. Nothing the annotators see changes before
+:func:`publish`, which switches model, ranking and silver sentences in one transaction: a failed or
+interrupted retrain leaves the current model and ranking in place.
+
+``train_and_rank`` runs all stages in this process (the command line and the first start use it);
+``learning.tasks`` runs them on Celery workers, the pool scored in shards.
 """
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from annotator.models import Document, Project
-from annotator.selectors import gold_documents, unlabelled_pool
+from annotator.selectors import (
+    annotator_hours, gold_documents, submission_count, unlabelled_pool, unlabelled_pool_ids,
+)
 from annotator.services.notify import notify_project
-from annotator.services.ranking import publish_ranking
+from annotator.services.ranking import activate_ranking, add_scores, scored_document_ids, stage_ranking
+from learning import jobs
+from learning.core.experiments import split_dev
 from learning.core.metrics import evaluate
 from learning.core.pre_annotation import pre_annotations
-from learning.core.registry import make_tagger
-from learning.core.strategies import get_strategy
+from learning.core.recall_bias import recall_biased_spans, tune_recall_bias
+from learning.core.registry import tagger_factory
+from learning.core.self_training import self_train
+from learning.core.strategies import Strategy
+from learning.core.taggers.base import gold_tags
 from learning.core.text import tokenize
-from learning.models import ModelVersion
+from learning.core.types import Document as CorpusDocument
+from learning.costs import project_strategy
+from learning.models import ModelVersion, RetrainJob, SilverSentence
 
 log = logging.getLogger(__name__)
 
+#: Pool documents per scoring task.
+SHARD_DOCUMENTS = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
+#: Self-training reads at most this many pool documents per retrain (a random sample), unless the
+#: project's policy says otherwise.
+SELF_TRAINING_POOL = 300
 
-def train_and_rank(*, project: Project, seed: int = 0) -> ModelVersion | None:
-    """Fit the project's tagger on all submitted pool gold, evaluate it, rank the unlabelled pool.
 
-    Returns the new current model version, or None when there is no gold to learn from yet.
-    """
-    train = gold_documents(project=project, role=Document.Role.POOL)
-    if not train:
-        return None
+class NothingToLearn(Exception):
+    """The project has no submitted pool gold yet."""
+
+
+# Training -------------------------------------------------------------------------------------------------
+
+def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
+    """Fit, evaluate and save the project's tagger; stage an empty ranking. Returns the shards to score."""
+    project = Project.objects.get(pk=job.project_id)
+    gold = gold_documents(project=project, role=Document.Role.POOL)
+    if not gold:
+        raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
     kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
-    version = ModelVersion.objects.create(
-        project=project, tagger_kind=kind, tagger_params=params, n_documents=len(train),
-        n_tokens=sum(len(tokenize(document.text)) for document in train),
-    )
-    try:
-        started = time.perf_counter()
-        tagger = make_tagger(kind, seed=seed, **params).fit(train)
-        train_seconds = time.perf_counter() - started
-        metrics = evaluate(evaluation, tagger.predict(evaluation)) if evaluation else {}
+    extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
+    factory = tagger_factory(kind, seed=seed, **params, **extra)
+    jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
 
-        ids, pool = unlabelled_pool(project=project)
-        marginals = tagger.predict_marginals(pool)
+    started = time.perf_counter()
+    silver: list[CorpusDocument] = []
+    self_training: dict[str, Any] = {}
+    if project.self_training and len(gold) >= 2:
+        silver, self_training = _self_train(project, gold, factory, seed)
+    tagger = factory().fit(list(gold) + silver)
+    train_seconds = time.perf_counter() - started
+
+    metrics: dict[str, Any] = {}
+    recall_bias: dict[str, Any] = {}
+    if evaluation:
+        eval_tokens = [tokenize(document.text) for document in evaluation]
+        eval_marginals = tagger.predict_marginals(evaluation)
         labels = list(tagger.labels_)
-        strategy = get_strategy(project.strategy, **project.strategy_params)
-        if strategy.kind == "random":
-            scores = np.random.default_rng(seed).random(len(pool))
-        else:
-            scores = strategy.score_many(marginals, labels.index("O")) if pool else []
-        entries = [
-            (document_id, float(score), pre_annotations(tokenize(document.text), marginal, labels))
-            for document_id, document, marginal, score in zip(ids, pool, marginals, scores)
-        ]
-        artifact = settings.DATA_DIR / "models" / f"{version.pk}.pickle"
-        artifact.parent.mkdir(parents=True, exist_ok=True)
-        artifact.write_bytes(pickle.dumps(tagger))
-    except Exception as error:
-        ModelVersion.objects.filter(pk=version.pk).update(status=ModelVersion.Status.FAILED, error=repr(error))
-        raise
+        metrics = evaluate(evaluation, tagger.predict(evaluation), eval_tokens)
+        if project.recall_bias_beta:
+            chosen = tune_recall_bias(eval_marginals, [gold_tags(d, t) for d, t in zip(evaluation, eval_tokens)],
+                                      labels, project.recall_bias_beta)
+            biased = [recall_biased_spans(t, m, labels, chosen.tau_main, chosen.tau_alt)
+                      for t, m in zip(eval_tokens, eval_marginals)]
+            recall_bias = {"beta": project.recall_bias_beta, "tau_main": chosen.tau_main,
+                           "tau_alt": chosen.tau_alt, "f_beta": chosen.score,
+                           "metrics": evaluate(evaluation, biased, eval_tokens)}
 
+    strategy, strategy_note = project_strategy(project)
+    artifact = _save(job, tagger)
+    pool_ids = unlabelled_pool_ids(project=project)
     with transaction.atomic():
-        ModelVersion.objects.filter(project=project, is_current=True).update(is_current=False)
-        ModelVersion.objects.filter(pk=version.pk).update(
-            status=ModelVersion.Status.READY, is_current=True, metrics=metrics, train_seconds=train_seconds,
-            artifact=str(artifact), gold_document_ids=[document.name for document in train],
-        )
-        publish_ranking(
-            project=project, model_version_id=version.pk, strategy=strategy.name,
-            strategy_params=dict(strategy.params), entries=entries,
-        )
-    version.refresh_from_db()
+        locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
+        if locked.attempt != job.attempt:
+            raise jobs.Superseded(job.pk)
+        ranking = stage_ranking(project=project, strategy=strategy.name,
+                                strategy_params={**strategy.params, **strategy_note})
+        locked.result = {
+            "metrics": metrics, "train_seconds": train_seconds, "labels": list(tagger.labels_),
+            "n_documents": len(gold), "n_tokens": sum(len(tokenize(d.text)) for d in gold),
+            "annotator_hours": annotator_hours(project=project), "gold": [d.name for d in gold],
+            "strategy": {"name": strategy.name, "kind": strategy.kind, "params": dict(strategy.params),
+                         **strategy_note},
+            "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
+            "tagger": {"kind": kind, "params": params}, "seed": seed,
+        }
+        locked.artifact = str(artifact)
+        locked.ranking_id = ranking.pk
+        locked.pool_size = len(pool_ids)
+        locked.status = RetrainJob.Status.SCORING
+        locked.trained_at = timezone.now()
+        shards = [pool_ids[i:i + SHARD_DOCUMENTS] for i in range(0, len(pool_ids), SHARD_DOCUMENTS)]
+        locked.shards = len(shards)
+        locked.save()
+    job.refresh_from_db()
     f1 = metrics.get("entity", {}).get("f1")
+    jobs.notify(job, "scoring", f"Model trained in {train_seconds:.0f} s"
+                + (f" (entity F1 {f1:.3f})" if f1 is not None else "")
+                + f"; scoring {len(pool_ids)} pool records…", done=0, total=len(pool_ids))
+    return shards
+
+
+def unscored_shards(job: RetrainJob) -> list[list[int]]:
+    """The pool documents a resumed job still has to score, in shards."""
+    done = scored_document_ids(ranking_id=job.ranking_id)
+    todo = [i for i in unlabelled_pool_ids(project=job.project) if i not in done]
+    return [todo[i:i + SHARD_DOCUMENTS] for i in range(0, len(todo), SHARD_DOCUMENTS)]
+
+
+def _self_train(project: Project, gold: Sequence[CorpusDocument], factory, seed: int):
+    """Silver sentences (ALGORITHMS.md §2) from a sample of the pool, and what self-training did."""
+    policy = dict(project.self_training_policy or {})
+    limit = int(policy.get("max_pool_documents", SELF_TRAINING_POOL))
+    ids, pool = unlabelled_pool(project=project)
+    if len(pool) > limit:
+        keep = sorted(np.random.default_rng(seed).choice(len(pool), size=limit, replace=False).tolist())
+        ids, pool = [ids[i] for i in keep], [pool[i] for i in keep]
+    unlabelled = [CorpusDocument(document.text, (), str(document_id)) for document_id, document in zip(ids, pool)]
+    train_part, dev = split_dev(gold, float(policy.get("dev_fraction", 0.2)), seed)
+    outcome = self_train(
+        train_part, unlabelled, dev, tagger_factory=factory,
+        selection=bool(policy.get("selection", True)),
+        target_precision=float(policy.get("target_precision", 0.99)),
+        target_recall=float(policy.get("target_recall", 0.98)),
+        max_iterations=int(policy.get("iterations", 1)),
+    )
+    summary = {"pool_documents": len(unlabelled), "dev_documents": len(dev),
+               "silver_sentences": len(outcome.silver), "stopped": outcome.stopped,
+               "best_iteration": outcome.best_iteration, "history": outcome.history}
+    return list(outcome.silver), summary
+
+
+def _silver_rows(silver: Sequence[CorpusDocument]) -> list[list[Any]]:
+    """Silver sentences as [document id, start, end, spans] in the offsets of their pool document."""
+    rows = []
+    for sentence in silver:
+        offset, document_id = int(sentence.meta["offset"]), int(sentence.meta["source"])
+        rows.append([document_id, offset, offset + len(sentence.text),
+                     [{"start": s.start + offset, "end": s.end + offset, "label": s.label}
+                      for s in sentence.spans]])
+    return rows
+
+
+def _save(job: RetrainJob, tagger: Any) -> Path:
+    """Write the trained tagger where every worker can read it (atomically: a reader never sees half)."""
+    path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}.pickle"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_bytes(pickle.dumps(tagger, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(partial, path)
+    return path
+
+
+_TAGGERS: OrderedDict[str, Any] = OrderedDict()
+
+
+def _load(path: str) -> Any:
+    """A saved tagger, kept in memory for the next shard of the same job (two at most per process)."""
+    if path not in _TAGGERS:
+        _TAGGERS[path] = pickle.loads(Path(path).read_bytes())
+        while len(_TAGGERS) > 2:
+            _TAGGERS.popitem(last=False)
+    _TAGGERS.move_to_end(path)
+    return _TAGGERS[path]
+
+
+# Scoring ----------------------------------------------------------------------------------------------------
+
+def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
+    """Score the given pool documents with the job's model and store them in its staged ranking.
+
+    Documents taken by an annotator since the job started are skipped. Returns how many were stored.
+    """
+    result = job.result
+    tagger = _load(job.artifact)
+    labels = list(result["labels"])
+    strategy = Strategy(result["strategy"]["name"], result["strategy"]["kind"], result["strategy"]["params"])
+    bias = result.get("recall_bias") or {}
+    thresholds = (bias["tau_main"], bias["tau_alt"]) if bias else None
+    ids, documents = unlabelled_pool(project=job.project, ids=list(document_ids))
+    if not ids:
+        return 0
+    marginals = tagger.predict_marginals(documents)
+    if strategy.kind == "random":
+        # One draw per (job, document), whichever shard or attempt scores it.
+        scores = [float(np.random.default_rng([job.pk, document_id]).random()) for document_id in ids]
+    else:
+        scores = strategy.score_many(marginals, labels.index("O")).tolist()
+    entries = [
+        (document_id, float(value),
+         pre_annotations(tokenize(document.text), marginal, labels, recall_bias=thresholds))
+        for document_id, document, marginal, value in zip(ids, documents, marginals, scores)
+    ]
+    return add_scores(ranking_id=job.ranking_id, entries=entries)
+
+
+def scored_so_far(job: RetrainJob) -> int:
+    return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
+
+
+# Publishing -------------------------------------------------------------------------------------------------
+
+def publish(job_id: int, attempt: int) -> ModelVersion | None:
+    """Make the job's model current and its ranking the one served, in one transaction; end the job.
+
+    Returns None when the attempt is stale or the job already ended (a repeated message).
+    """
+    with transaction.atomic():
+        job = RetrainJob.objects.select_for_update().filter(
+            pk=job_id, attempt=attempt, status=RetrainJob.Status.SCORING
+        ).first()
+        if job is None:
+            return None
+        result = job.result
+        scoring_seconds = (timezone.now() - job.trained_at).total_seconds() if job.trained_at else None
+        ModelVersion.objects.filter(project_id=job.project_id, is_current=True).update(is_current=False)
+        version = ModelVersion.objects.create(
+            project_id=job.project_id, tagger_kind=result["tagger"]["kind"],
+            tagger_params=result["tagger"]["params"], status=ModelVersion.Status.READY, is_current=True,
+            gold_document_ids=result["gold"], silver_sentences=len(result["silver"]),
+            n_documents=result["n_documents"], n_tokens=result["n_tokens"],
+            annotator_hours=result["annotator_hours"], metrics=result["metrics"], artifact=job.artifact,
+            train_seconds=result["train_seconds"], scoring_seconds=scoring_seconds, pool_size=job.pool_size,
+            choices={key: result[key] for key in ("strategy", "recall_bias", "self_training", "seed")},
+        )
+        SilverSentence.objects.filter(project_id=job.project_id).delete()
+        still_in_pool = set(Document.objects.filter(
+            pk__in={row[0] for row in result["silver"]}, status=Document.Status.POOL
+        ).values_list("pk", flat=True))
+        SilverSentence.objects.bulk_create(
+            [SilverSentence(project_id=job.project_id, document_id=document_id, model_version=version,
+                            start=start, end=end, spans=spans)
+             for document_id, start, end, spans in result["silver"] if document_id in still_in_pool],
+            batch_size=2000,
+        )
+        activate_ranking(ranking_id=job.ranking_id, model_version_id=version.pk)
+        job.status = RetrainJob.Status.DONE
+        job.model_version = version
+        job.finished_at = timezone.now()
+        job.owner = ""
+        job.save(update_fields=["status", "model_version", "finished_at", "owner"])
+    f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(
-        project_id=project.pk, kind="ranking_ready",
-        text=f"A new model is ready ({len(train)} documents" + (f", entity F1 {f1:.3f}" if f1 is not None else "")
-        + "); the next record comes from its ranking.",
+        project_id=job.project_id, kind="ranking_ready",
+        text=f"A new model is ready ({version.n_documents} documents"
+        + (f", entity F1 {f1:.3f}" if f1 is not None else "") + "); the next record comes from its ranking.",
+        data={"job": job.pk, "stage": "done", "model_version": version.pk},
     )
     return version
+
+
+# All in this process ---------------------------------------------------------------------------------------
+
+def run_here(job: RetrainJob, *, seed: int = 0) -> ModelVersion | None:
+    """Claim ``job`` and run every stage in this process (the pool scored as one piece)."""
+    claimed = jobs.claim(job.pk)
+    if claimed is None:
+        return None
+    try:
+        with jobs.lease(claimed):
+            train(claimed, seed=seed)
+            claimed.refresh_from_db()
+            score(claimed, unlabelled_pool_ids(project=claimed.project))
+            return publish(claimed.pk, claimed.attempt)
+    except Exception as error:
+        jobs.fail(claimed.pk, claimed.attempt, describe(error))
+        if isinstance(error, NothingToLearn):
+            return None
+        raise
+
+
+def train_and_rank(*, project: Project, seed: int = 0, user=None) -> ModelVersion | None:
+    """Retrain ``project`` now, in this process; None when there is no gold yet or a retrain is under way."""
+    if not submission_count(project=project):
+        return None
+    job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.COMMAND, user=user, force=True)
+    if not created:
+        return None
+    return run_here(job, seed=seed)
+
+
+def describe(error: BaseException) -> str:
+    return str(error) if isinstance(error, NothingToLearn) else f"{type(error).__name__}: {error}"

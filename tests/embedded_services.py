@@ -19,6 +19,8 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
     _started = ensure_services()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # Tasks of this run travel on a queue of their own: a worker of a running ``up`` never takes them.
+    os.environ.setdefault("DEIDLOOP_QUEUE", f"deidloop-tests-{os.getpid()}")
 
 
 def pytest_unconfigure(config):

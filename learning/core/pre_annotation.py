@@ -1,13 +1,18 @@
 """What a model shows an annotator: its spans with a confidence each, and the tokens it labelled non-PHI
-but was unsure of ("possible missed PHI")."""
+but was unsure of ("possible missed PHI").
+
+With a recall bias (ALGORITHMS.md §3: thresholds tuned for F_β) the spans are decoded with the biased
+thresholds, so annotators see more, less sure suggestions; each span's confidence is still the model's own
+probability of the labels it shows, so the extra ones look as unsure as they are.
+"""
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE
-from learning.core.taggers.base import marginals_to_spans
+from learning.core.bio import OUTSIDE, bio_to_spans
+from learning.core.recall_bias import apply_recall_bias
 from learning.core.text import Token
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
@@ -16,26 +21,30 @@ MISSED_PHI_THRESHOLD = 0.2
 
 def pre_annotations(
     tokens: Sequence[Token], marginals: np.ndarray, labels: Sequence[str], *,
-    missed_threshold: float = MISSED_PHI_THRESHOLD,
+    missed_threshold: float = MISSED_PHI_THRESHOLD, recall_bias: tuple[float, float] | None = None,
 ) -> dict:
     """``{"spans": [{"start", "end", "label", "confidence"}], "possible_missed": [[start, end, p_phi]]}``.
 
-    A span's confidence is the lowest marginal of its tokens' predicted labels: a span is only as sure as
-    its least sure token.
+    A span's confidence is the lowest probability among its tokens of the label shown on them: a span is
+    only as sure as its least sure token. ``recall_bias`` is (τ_main, τ_alt).
     """
     if len(tokens) == 0:
         return {"spans": [], "possible_missed": []}
-    best = marginals.max(axis=1)
+    if recall_bias is None:
+        chosen = marginals.argmax(axis=1)
+    else:
+        chosen = apply_recall_bias(marginals, labels, *recall_bias)
+    shown = marginals[np.arange(len(tokens)), chosen]
     starts = np.array([token.start for token in tokens])
     spans = []
-    for span in marginals_to_spans(tokens, marginals, labels):
+    for span in bio_to_spans(tokens, [labels[i] for i in chosen.tolist()]):
         first = int(np.searchsorted(starts, span.start))
         last = int(np.searchsorted(starts, span.end, side="left"))
-        confidence = float(best[first:max(last, first + 1)].min())
+        confidence = float(shown[first:max(last, first + 1)].min())
         spans.append({"start": span.start, "end": span.end, "label": span.label,
                       "confidence": round(confidence, 4)})
     o_index = list(labels).index(OUTSIDE)
     p_phi = 1.0 - marginals[:, o_index]
-    unsure = np.flatnonzero((marginals.argmax(axis=1) == o_index) & (p_phi >= missed_threshold))
+    unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))
     missed = [[tokens[i].start, tokens[i].end, round(float(p_phi[i]), 4)] for i in unsure.tolist()]
     return {"spans": spans, "possible_missed": missed}

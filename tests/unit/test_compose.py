@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SERVICES = ("web", "worker")
+APP_SERVICES = ("web", "worker", "beat")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,72 @@
+"""A real Celery worker for integration tests: a separate process on the embedded Redis, reading and
+writing the test database, on a queue of its own so nothing else's messages reach it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url() -> str:
+    """The URL of the database the tests use (pytest-django's test database)."""
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+class Worker:
+    """``celery worker`` with ``processes`` pool processes; its log goes to ``log_path``."""
+
+    def __init__(self, *, queue: str, data_dir: Path, log_path: Path, processes: int = 1) -> None:
+        self.queue, self.data_dir, self.log_path, self.processes = queue, data_dir, log_path, processes
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60.0) -> "Worker":
+        env = {**os.environ, "DATABASE_URL": database_url(), "DEIDLOOP_QUEUE": self.queue,
+               "DEIDLOOP_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"}
+        self._log = self.log_path.open("ab")
+        offset = self.log_path.stat().st_size
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "--pool", "prefork",
+             "--concurrency", str(self.processes), "-Q", self.queue,
+             "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the worker exited with {self.process.returncode}:\n{self.log()}")
+            with self.log_path.open("rb") as handle:
+                handle.seek(offset)
+                if b" ready." in handle.read():
+                    return self
+            time.sleep(0.1)
+        raise RuntimeError(f"the worker did not start within {timeout} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool processes at once, as an out-of-memory killer or a crash would."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self._log.close()
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if not self._log.closed:
+            self._log.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-6000:]

@@ -1,0 +1,164 @@
+"""The active-learning loop with a real Celery worker on the embedded Redis and PostgreSQL: a batch of
+submissions through the API retrains the model, re-ranks the pool and changes what is handed out next;
+killing the worker mid-retrain loses and duplicates nothing."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from channels.layers import get_channel_layer
+from asgiref.sync import async_to_sync
+
+from annotator.models import Document, PoolScore, Ranking
+from annotator.services.imports import import_documents
+from annotator.services.notify import project_group
+from annotator.synthetic import generate_notes
+from learning.models import ModelVersion, RetrainJob
+from learning.services import train_and_rank
+from tests.integration.celery_worker import Worker
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def worker_factory(tmp_path):
+    workers = []
+
+    def start(processes: int = 1) -> Worker:
+        worker = Worker(queue=_queue(), data_dir=tmp_path / "data", log_path=tmp_path / "worker.log",
+                        processes=processes).start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+def _queue() -> str:
+    from django.conf import settings
+
+    return settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+@pytest.fixture
+def loop_project(projects):
+    """Project A: 12 gold pool notes, 6 evaluation notes, 40 unlabelled pool notes; batch size 3."""
+    project = projects["A"]
+    notes = generate_notes(58, seed=11)
+    import_documents(project=project, documents=notes[:12], annotated=True)
+    import_documents(project=project, documents=notes[12:18], annotated=True, evaluation=True)
+    import_documents(project=project, documents=notes[18:], annotated=False)
+    project.batch_size = 3
+    project.strategy = "LCUB_6"
+    project.save()
+    return project, {note.name: note for note in notes[18:]}
+
+
+def _wait(predicate, timeout: float, worker: Worker, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; worker log:\n{worker.log()}")
+
+
+async def _received(layer, channel, *, until: tuple[str, int], timeout: float = 10.0) -> list[tuple]:
+    """(kind, stage) of the messages the channel got, up to the one of kind ``until[0]`` for job ``until[1]``."""
+    kinds = []
+    while True:
+        try:
+            message = await asyncio.wait_for(layer.receive(channel), timeout)
+        except asyncio.TimeoutError:
+            return kinds
+        kinds.append((message["kind"], message["data"].get("stage")))
+        if message["kind"] == until[0] and message["data"].get("job") == until[1]:
+            return kinds
+
+
+def _annotate_one(client, project_id: int, gold: dict) -> dict:
+    """Take the next record through the API and submit its true spans; returns the hand-out."""
+    handout = client.post(f"/api/projects/{project_id}/next/").json()
+    note = gold[handout["document"]["external_id"]]
+    spans = [{"start": s.start, "end": s.end, "label": s.label, "origin": "human"} for s in note.spans]
+    response = client.post(handout["urls"]["submit"], {
+        "version": handout["annotation"]["version"], "spans": spans, "active_seconds": 40.0,
+    }, format="json")
+    assert response.status_code == 200, response.content
+    return handout
+
+
+def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loop_project, users, api_as,
+                                                                            worker_factory):
+    project, gold = loop_project
+    first = train_and_rank(project=project)
+    old_ranking = Ranking.objects.get(project=project, is_current=True)
+    worker = worker_factory(processes=2)
+
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(project_group(project.pk), channel)
+
+    client = api_as(users["annotator"])
+    handed = [_annotate_one(client, project.pk, gold) for _ in range(project.batch_size)]
+    # The first records came from the old ranking, best first.
+    top = list(PoolScore.objects.filter(ranking=old_ranking).order_by("rank").values_list("document_id", flat=True))
+    assert [h["document"]["id"] for h in handed] == top[:3]
+
+    version = _wait(lambda: ModelVersion.objects.filter(project=project, is_current=True).exclude(pk=first.pk)
+                    .first(), 120, worker, "a new model version")
+    job = RetrainJob.objects.get(model_version=version)
+    assert job.reason == "batch" and job.status == "done" and job.shards >= 1
+    assert version.n_documents == 12 + 3 and version.metrics["entity"]["f1"] > 0
+    assert ModelVersion.objects.filter(project=project).count() == 2
+
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    assert ranking.pk != old_ranking.pk and ranking.model_version_id == version.pk
+    pool = set(Document.objects.filter(project=project, role="pool", status="pool").values_list("pk", flat=True))
+    scored = list(PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("document_id", "score"))
+    assert {document_id for document_id, _ in scored} == pool  # every free record scored once
+    assert [score for _, score in scored] == sorted((score for _, score in scored), reverse=True)
+    old_scores = dict(PoolScore.objects.filter(ranking=old_ranking).values_list("document_id", "score"))
+    assert any(abs(old_scores[d] - s) > 1e-9 for d, s in scored)  # the new model scores differently
+
+    nxt = client.post(f"/api/projects/{project.pk}/next/").json()
+    assert nxt["document"]["id"] == scored[0][0]  # the new model's first choice is served next
+
+    kinds = async_to_sync(_received)(layer, channel, until=("ranking_ready", job.pk))
+    assert ("retrain_progress", "training") in kinds and ("retrain_progress", "scoring") in kinds
+    assert kinds[-1] == ("ranking_ready", "done")
+
+
+def test_killing_the_worker_mid_retrain_ends_with_exactly_one_new_model(loop_project, users, api_as, tmp_path,
+                                                                        worker_factory):
+    project, gold = loop_project
+    # Slow the training down enough to be caught in the middle of it.
+    project.tagger = {"kind": "crf", "params": {"max_iterations": 2000, "epsilon": 1e-12}}
+    project.save()
+    worker = worker_factory(processes=1)
+    client = api_as(users["annotator"])
+    for _ in range(project.batch_size):
+        _annotate_one(client, project.pk, gold)
+    job = _wait(lambda: RetrainJob.objects.filter(project=project, status="training", attempt=1)
+                .exclude(owner="").first(), 60, worker, "the retrain to start")
+    time.sleep(0.5)
+    assert RetrainJob.objects.get(pk=job.pk).status == "training"
+    worker.kill()
+    assert not ModelVersion.objects.filter(project=project).exists()
+    assert RetrainJob.objects.get(pk=job.pk).status == "training"  # nobody ended it
+
+    replacement = worker_factory(processes=1)
+    job = _wait(lambda: RetrainJob.objects.filter(pk=job.pk, status="done").first(), 180, replacement,
+                "the retrain to be resumed and finished")
+    assert job.attempt == 2
+    versions = ModelVersion.objects.filter(project=project)
+    assert versions.count() == 1 and versions.get().is_current and job.model_version_id == versions.get().pk
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    assert ranking.model_version_id == versions.get().pk
+    document_ids = list(PoolScore.objects.filter(ranking=ranking).values_list("document_id", flat=True))
+    assert len(document_ids) == len(set(document_ids)) == 40 - 3
+    assert Ranking.objects.filter(project=project).count() == 1  # no half-written ranking left behind
+    assert RetrainJob.objects.filter(project=project).count() == 1
