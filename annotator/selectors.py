@@ -192,3 +192,16 @@ def cost_records(*, project: Project) -> list[dict]:
         .values("annotator_id", "annotator__username", "document__n_tokens", "fn_fixes", "fp_fixes",
                 "relabels", "boundary_changes", "active_seconds", "submitted_at")
     )
+
+
+def ranking_top(*, project: Project, limit: int = 10) -> dict | None:
+    """The current ranking: its strategy and parameters, and its best-ranked records still in the pool."""
+    from annotator.models import PoolScore, Ranking
+
+    ranking = Ranking.objects.filter(project=project, is_current=True).first()
+    if ranking is None:
+        return None
+    rows = (PoolScore.objects.filter(ranking=ranking, document__status=Document.Status.POOL)
+            .order_by("rank").values("rank", "score", "document_id", "document__external_id")[:limit])
+    return {"ranking": ranking, "rows": list(rows),
+            "size": PoolScore.objects.filter(ranking=ranking).count()}

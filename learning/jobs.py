@@ -86,7 +86,7 @@ def request_retrain(
             if force and not active.follow_up:
                 RetrainJob.objects.filter(pk=active.pk).update(follow_up=True)
             return active, False
-        if not force and submissions - _submissions_at_last_request(project) < max(project.batch_size, 1):
+        if not force and submissions - submissions_at_last_request(project) < max(project.batch_size, 1):
             return None, False
         try:
             with transaction.atomic():
@@ -100,7 +100,7 @@ def request_retrain(
     return job, True
 
 
-def _submissions_at_last_request(project: Project) -> int:
+def submissions_at_last_request(project: Project) -> int:
     """Submissions counted by the last job that did not fail (a failed job's batch still counts as new)."""
     last = (RetrainJob.objects.filter(project=project).exclude(status=RetrainJob.Status.FAILED)
             .order_by("-created_at", "-pk").values_list("submissions_at_request", flat=True).first())

@@ -47,3 +47,33 @@ def set_membership(*, project: Project, user: AbstractBaseUser, role: str) -> Me
         raise ProjectError(f"unknown role {role!r}; choose one of {', '.join(Membership.Role.values)}")
     membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
+
+
+#: Settings a lead may change from the browser; they take effect at the next retrain.
+LOOP_SETTINGS = (
+    "tagger", "strategy", "strategy_params", "batch_size", "self_training", "self_training_policy",
+    "recall_bias_beta", "annotators_per_document", "assignment_timeout_minutes", "eponyms", "gazetteers",
+)
+
+
+@transaction.atomic
+def update_settings(*, project: Project, user, changes: dict) -> dict:
+    """Apply ``changes`` (only :data:`LOOP_SETTINGS`) and record who changed what; returns {field: [old, new]}."""
+    from annotator.models import AuditEvent
+    from annotator.services.audit import record_event
+
+    unknown = sorted(set(changes) - set(LOOP_SETTINGS))
+    if unknown:
+        raise ProjectError(f"these settings cannot be changed here: {', '.join(unknown)}")
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    changed = {name: [getattr(locked, name), value] for name, value in changes.items()
+               if getattr(locked, name) != value}
+    if not changed:
+        return {}
+    for name, (_, value) in changed.items():
+        setattr(locked, name, value)
+        setattr(project, name, value)
+    locked.save(update_fields=list(changed))
+    record_event(user=user, action=AuditEvent.Action.EDIT, project=locked, obj=locked,
+                 detail={"settings": changed})
+    return changed

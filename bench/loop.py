@@ -1,0 +1,336 @@
+"""Turnaround of the active-learning loop on real Celery workers: from the submission that completes a batch
+until the next-record query serves the new model's ranking, with 1 and with 2 worker processes.
+
+Set-up, on a scratch database of the embedded PostgreSQL (``deidloop_bench_loop``, dropped and recreated at
+the start of every run and left in place afterwards for inspection): a MEDDOCAN project (CRF with the
+tagger's default parameters unless ``--max-iterations``, strategy LCUB_6, batch size ``--batch``) whose
+gold is MEDDOCAN train imported annotated (pool role), whose evaluation set is MEDDOCAN dev (``--no-evaluation``
+leaves it out; evaluating is part of every retrain), and whose unlabelled pool is ``--pool`` records: the dev
+and train texts again and again, each replica with its own first line (``Registro 0003``), so that every
+record has its own content hash and is featurized on its own. A first retrain runs in this process
+(``train_and_rank``), so a current model and ranking exist before anything is measured; its time is
+reported as ``warmup_in_process_seconds``.
+
+Measurement, per worker count N (``--workers``): a ``celery worker --concurrency N`` on a queue of its own
+is started; an annotator takes ``--batch`` records with ``next_record`` and submits each through
+``annotator.services.annotations.submit`` with its true spans (the spans of the MEDDOCAN text the record
+was made from, moved past the added first line), so the real path runs: the submission's signal after
+commit, ``request_retrain``, ``learning.retrain`` on the broker, the shard chord, ``learning.publish``.
+The clock starts just before the batch-completing ``submit`` call and stops when this process, polling the
+database every 25 ms, sees a current ranking made by a new model version. From the job's timestamps come
+the wait in the queue (started − created), training (trained − started: fitting, evaluating, staging) and
+scoring (finished − trained: every shard, then publishing); tokens scored per second are the tokens of the
+scored records (counted once with ``learning.core.text.tokenize``) over the scoring seconds. A second
+annotator then asks for a record, which must be the new ranking's first. The worker is stopped (also on
+failure) before the next N.
+
+The first retrain a fresh worker runs is *cold*: its processes have featurized nothing yet (each process
+keeps its own ``FeatureCache``) and import crfsuite on first use; the later ones (``--repeats`` - 1 of them)
+are *warm*. Both are reported (warm: the median of the warm runs).
+
+Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
+``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
+speed-up is bounded by the training share (Amdahl): with training t and scoring s seconds on one process, 2
+processes can at best take t + s/2; ``ideal_speedup_total`` is that bound from the 1-worker figures.
+
+Prints one JSON line. Goal: every measured run serves the new ranking within 60 s (``meets_goal``); the
+process exits with status 1 if a next-record check failed. BLAS thread pools are limited to 1 thread per
+process (unless set in the environment), so N processes are N cores' worth of work.
+
+Options: ``--pool`` (5000), ``--gold`` (500), ``--batch`` (5), ``--shard-documents`` (250),
+``--workers`` ("1,2"), ``--repeats`` (2), ``--max-iterations`` (CRF; default the tagger's),
+``--no-evaluation``, ``--timeout`` (seconds per retrain, 900), ``--quick`` (60 gold, 25 evaluation and
+600 pool records: the whole script in a couple of minutes).
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from django_env import SHARED, setup_scratch_database  # noqa: E402
+
+MEDDOCAN = SHARED / "meddocan"
+DATABASE = "deidloop_bench_loop"
+GOAL_SECONDS = 60.0
+POLL_SECONDS = 0.025
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    """Where a pool record's text came from: its spans are the source's, moved by the added first line."""
+    source: object  # learning.core.types.Document
+    shift: int
+
+
+def replicate(sources: list, n: int) -> tuple[list, dict[str, PoolRecord]]:
+    """``n`` pool documents: the sources again and again, each replica under a first line of its own."""
+    from learning.core.types import Document as CorpusDocument
+
+    documents, origin = [], {}
+    for i in range(n):
+        replica, source = divmod(i, len(sources))
+        header = f"Registro {replica:04d}\n"
+        name = f"{sources[source].name}~{replica:04d}"
+        documents.append(CorpusDocument(text=header + sources[source].text, name=name))
+        origin[name] = PoolRecord(sources[source], len(header))
+    return documents, origin
+
+
+def true_spans(record: PoolRecord) -> list[dict]:
+    return [{"start": s.start + record.shift, "end": s.end + record.shift, "label": s.label, "origin": "human"}
+            for s in record.source.spans]
+
+
+def seconds(later, earlier) -> float | None:
+    return None if later is None or earlier is None else (later - earlier).total_seconds()
+
+
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 3)
+
+
+class Loop:
+    """The project, its people and the pool, and one measured retrain at a time."""
+
+    def __init__(self, *, project, annotator, checker, origin: dict[str, PoolRecord], tokens: dict[int, int],
+                 timeout: float) -> None:
+        self.project, self.annotator, self.checker = project, annotator, checker
+        self.origin, self.tokens, self.timeout = origin, tokens, timeout
+
+    def _current(self) -> tuple[int, int | None] | None:
+        from annotator.models import Ranking
+
+        return Ranking.objects.filter(project=self.project, is_current=True).values_list(
+            "pk", "model_version_id").first()
+
+    def measure(self, worker) -> dict:
+        """Submit one batch; time it until the new ranking is current; check what is handed out next."""
+        from annotator.models import PoolScore
+        from annotator.services.annotations import submit
+        from annotator.services.queue import next_record
+        from learning.models import RetrainJob
+
+        before = self._current()
+        old_version = before[1] if before else None
+        last_job = RetrainJob.objects.filter(project=self.project).order_by("-pk").values_list("pk", flat=True).first()
+        handouts = []
+        for _ in range(self.project.batch_size):
+            handout = next_record(project=self.project, user=self.annotator)
+            if handout is None:
+                raise RuntimeError("the pool ran out of records")
+            handouts.append(handout)
+        for i, handout in enumerate(handouts):
+            record = self.origin[handout.annotation.document.external_id]
+            if i == len(handouts) - 1:
+                started = time.perf_counter()
+            submit(annotation_id=handout.annotation.pk, user=self.annotator, version=handout.annotation.version,
+                   spans=true_spans(record), active_seconds=30.0)
+
+        deadline = started + self.timeout
+        while True:
+            now = self._current()
+            if now is not None and now[1] is not None and now[1] != old_version:
+                elapsed = time.perf_counter() - started
+                break
+            failed = RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0,
+                                               status=RetrainJob.Status.FAILED).values_list("error", flat=True).first()
+            if failed is not None:
+                raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
+            time.sleep(POLL_SECONDS)
+
+        ranking_id, version_id = now
+        job = RetrainJob.objects.get(model_version_id=version_id)
+        scored = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("rank").values_list(
+            "document_id", flat=True))
+        scoring = seconds(job.finished_at, job.trained_at)
+        scored_tokens = sum(self.tokens[document_id] for document_id in scored)
+        handout = next_record(project=self.project, user=self.checker)
+        return {
+            "seconds_to_new_ranking": elapsed,
+            "queue_seconds": seconds(job.started_at, job.created_at),
+            "train_seconds": seconds(job.trained_at, job.started_at),
+            "scoring_seconds": scoring,
+            "tokens_scored_per_second": scored_tokens / scoring if scoring else None,
+            "scored_documents": len(scored),
+            "pool_size": job.pool_size,
+            "shards": job.shards,
+            "attempt": job.attempt,
+            "reason": job.reason,
+            "next_record_is_top": handout is not None and bool(scored) and handout.annotation.document.pk == scored[0],
+        }
+
+
+def summarise(runs: list[dict]) -> dict:
+    """One worker count's runs: the first is cold, the rest warm (their median)."""
+    def stage(key: str, digits: int = 3) -> dict:
+        warm = [run[key] for run in runs[1:] if run[key] is not None]
+        return {"cold": rounded(runs[0][key], digits), "warm": rounded(statistics.median(warm), digits) if warm else None}
+
+    return {
+        "seconds_to_new_ranking": stage("seconds_to_new_ranking"),
+        "queue_seconds": stage("queue_seconds"),
+        "train_seconds": stage("train_seconds"),
+        "scoring_seconds": stage("scoring_seconds"),
+        "tokens_scored_per_second": stage("tokens_scored_per_second", 0),
+        "seconds_to_new_ranking_runs": [rounded(run["seconds_to_new_ranking"]) for run in runs],
+        "shards": runs[-1]["shards"],
+        "pool_size": runs[-1]["pool_size"],
+        "scored_documents": runs[-1]["scored_documents"],
+        "attempts": [run["attempt"] for run in runs],
+        "next_record_is_top": all(run["next_record_is_top"] for run in runs),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pool", type=int, default=None, help="unlabelled pool records (default 5000)")
+    parser.add_argument("--gold", type=int, default=None, help="MEDDOCAN train documents as gold (default 500)")
+    parser.add_argument("--batch", type=int, default=5, help="the project's batch size")
+    parser.add_argument("--shard-documents", type=int, default=None,
+                        help="pool documents per scoring task (default $DEIDLOOP_SHARD_DOCUMENTS or 250)")
+    parser.add_argument("--workers", default="1,2", help="worker process counts to measure, e.g. 1,2")
+    parser.add_argument("--repeats", type=int, default=2, help="retrains per worker count (first cold, rest warm)")
+    parser.add_argument("--max-iterations", type=int, default=None, help="CRF L-BFGS iterations (default: the tagger's)")
+    parser.add_argument("--no-evaluation", dest="evaluation", action="store_false",
+                        help="no evaluation set (a retrain then skips evaluating)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for one new ranking")
+    parser.add_argument("--quick", action="store_true", help="60 gold, 25 evaluation, 600 pool records")
+    args = parser.parse_args()
+    worker_counts = [int(n) for n in args.workers.split(",") if n.strip()]
+    if not worker_counts or min(worker_counts) < 1 or args.repeats < 1 or args.batch < 1:
+        parser.error("--workers needs counts >= 1, --repeats and --batch >= 1")
+    pool_size = args.pool or (600 if args.quick else 5000)
+    gold_size = args.gold or (60 if args.quick else 500)
+
+    if args.shard_documents:
+        os.environ["DEIDLOOP_SHARD_DOCUMENTS"] = str(args.shard_documents)
+    shard_documents = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
+    # This process and the workers share a queue of their own and a data folder for the saved models.
+    scratch = Path(tempfile.mkdtemp(prefix="deidloop-bench-loop-"))
+    os.environ["DEIDLOOP_QUEUE"] = f"bench-loop-{uuid.uuid4().hex[:8]}"
+    os.environ["DEIDLOOP_DATA_DIR"] = str(scratch / "data")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    wall = time.perf_counter()
+    setup_scratch_database(DATABASE)
+
+    from django.contrib.auth import get_user_model
+
+    from annotator.formats import read_corpus
+    from annotator.models import Document, Membership
+    from annotator.services.imports import import_documents
+    from annotator.services.projects import create_project, set_membership
+    from learning.core.text import tokenize
+    from learning.services import train_and_rank
+    from tests.integration.celery_worker import Worker
+
+    train = read_corpus(MEDDOCAN / "train", "brat")
+    dev = read_corpus(MEDDOCAN / "dev", "brat")
+    gold = train[:gold_size]
+    evaluation = (dev[:25] if args.quick else dev) if args.evaluation else []
+    pool, origin = replicate(dev + train, pool_size)
+
+    User = get_user_model()
+    lead = User.objects.create_user("bench-lead")
+    annotator = User.objects.create_user("bench-annotator")
+    checker = User.objects.create_user("bench-checker")
+    project = create_project(name="bench-loop", schema="MEDDOCAN", created_by=lead)
+    for user in (annotator, checker):
+        set_membership(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    project.batch_size = args.batch
+    project.strategy = "LCUB_6"
+    if args.max_iterations:
+        project.tagger = {"kind": "crf", "params": {"max_iterations": args.max_iterations}}
+    project.save()
+    imported = import_documents(project=project, documents=gold, annotated=True)
+    if evaluation:
+        import_documents(project=project, documents=evaluation, annotated=True, evaluation=True)
+    created = import_documents(project=project, documents=pool, annotated=False).created
+    if imported.created != len(gold) or created != pool_size:
+        raise RuntimeError(f"imported {imported.created} gold and {created} pool records, "
+                           f"expected {len(gold)} and {pool_size} (duplicate texts?)")
+    tokens = {document_id: len(tokenize(text)) for document_id, text in Document.objects.filter(
+        project=project, role=Document.Role.POOL, status=Document.Status.POOL).values_list("id", "text")}
+
+    started = time.perf_counter()
+    if train_and_rank(project=project) is None:
+        raise RuntimeError("the warm-up retrain did not publish a model")
+    warmup_seconds = time.perf_counter() - started
+
+    loop = Loop(project=project, annotator=annotator, checker=checker, origin=origin, tokens=tokens,
+                timeout=args.timeout)
+    results: dict[str, dict] = {}
+    for processes in worker_counts:
+        worker = Worker(queue=os.environ["DEIDLOOP_QUEUE"], data_dir=scratch / "data",
+                        log_path=scratch / f"worker-{processes}.log", processes=processes)
+        try:
+            worker.start()
+            runs = [loop.measure(worker) for _ in range(args.repeats)]
+        except BaseException:
+            print(f"worker logs and models are kept in {scratch}", file=sys.stderr)
+            raise
+        finally:
+            worker.stop()
+        results[str(processes)] = summarise(runs)
+
+    one, two = results.get("1"), results.get("2")
+
+    def speedup(key: str, state: str) -> float | None:
+        return ratio(one[key][state], two[key][state]) if one and two else None
+
+    ideal = None
+    if one and one["scoring_seconds"]["warm"] is not None:
+        total = one["seconds_to_new_ranking"]["warm"]
+        ideal = ratio(total, total - one["scoring_seconds"]["warm"] / 2)
+    all_runs = [value for result in results.values() for value in result["seconds_to_new_ranking_runs"]]
+    next_is_top = all(result["next_record_is_top"] for result in results.values())
+    print(json.dumps({
+        "benchmark": "loop",
+        "pool": pool_size,
+        "pool_tokens": sum(tokens.values()),
+        "gold": len(gold),
+        "evaluation": len(evaluation),
+        "batch": args.batch,
+        "shard_documents": shard_documents,
+        "tagger": project.tagger,
+        "strategy": project.strategy,
+        "repeats": args.repeats,
+        "blas_threads": os.environ.get("OMP_NUM_THREADS"),
+        "submitted_spans": "true spans of the source MEDDOCAN text",
+        "warmup_in_process_seconds": round(warmup_seconds, 3),
+        "workers": results,
+        "speedup_total": {"cold": speedup("seconds_to_new_ranking", "cold"),
+                          "warm": speedup("seconds_to_new_ranking", "warm")},
+        "speedup_scoring": {"cold": speedup("scoring_seconds", "cold"), "warm": speedup("scoring_seconds", "warm")},
+        "ideal_speedup_total": ideal,
+        "goal_seconds": GOAL_SECONDS,
+        "worst_seconds_to_new_ranking": max(all_runs),
+        "meets_goal": max(all_runs) <= GOAL_SECONDS,
+        "next_record_is_top": next_is_top,
+        "wall_seconds": round(time.perf_counter() - wall, 1),
+    }))
+    shutil.rmtree(scratch, ignore_errors=True)
+    if not next_is_top:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The loop's page for leads: the current model, a retrain under way (kept live over the websocket), the
+settings the next retrain will use, the measured costs and the top of the ranking."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotator.access import managed_project
+from annotator.services.projects import update_settings
+from learning import jobs
+from learning.forms import LoopSettingsForm
+from learning.models import RetrainJob
+from learning.selectors import loop_state
+from learning.tasks import enqueue
+
+
+def loop(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    form = LoopSettingsForm.for_project(project, data=request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        changed = update_settings(project=project, user=request.user, changes=form.changes())
+        if changed:
+            messages.success(request, f"Saved ({', '.join(sorted(changed))}); the next retrain uses them.")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect("learning:loop", project_id=project.pk)
+    template = "learning/_loop_state.html" if request.htmx else "learning/loop.html"
+    return render(request, template, {"project": project, "form": form, **loop_state(project=project)})
+
+
+@require_POST
+def retrain_now(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    job, created = request_retrain(project, request.user)
+    if created:
+        messages.success(request, "A retrain is queued; this page follows it.")
+    else:
+        messages.info(request, f"A retrain is already {job.get_status_display().lower()}; another one will "
+                               "follow it, so your latest settings and submissions are used.")
+    return redirect("learning:loop", project_id=project.pk)
+
+
+def request_retrain(project, user) -> tuple[RetrainJob, bool]:
+    """A lead's retrain: queued now, or after the one under way."""
+    job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.LEAD, user=user, force=True)
+    if created:
+        enqueue(job)
+    return job, created

@@ -1,0 +1,238 @@
+"""The loop's pieces without a worker: when a retrain is asked for, who may work on it, what a failure
+leaves behind, and what self-training, recall bias and measured costs change."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotator.models import Annotation, AuditEvent, Document, PoolScore, Ranking
+from annotator.selectors import gold_documents
+from annotator.services.imports import import_documents
+from annotator.synthetic import generate_notes
+from learning import jobs, services
+from learning.costs import ROI_MEASURED, project_strategy
+from learning.models import ModelVersion, RetrainJob, SilverSentence
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project(projects):
+    """Project A: 10 gold pool notes, 5 evaluation notes, 25 unlabelled; batch size 3."""
+    project = projects["A"]
+    notes = generate_notes(40, seed=3)
+    import_documents(project=project, documents=notes[:10], annotated=True)
+    import_documents(project=project, documents=notes[10:15], annotated=True, evaluation=True)
+    import_documents(project=project, documents=notes[15:], annotated=False)
+    project.batch_size = 3
+    project.save()
+    return project
+
+
+def _submit_gold(project, n: int, *, seconds: float = 0.0) -> None:
+    """Mark ``n`` more pool documents as annotated (as the workbench would leave them)."""
+    for document in Document.objects.filter(project=project, role="pool", status="pool").order_by("id")[:n]:
+        Annotation.objects.create(document=document, spans=[], state="submitted", submitted_at=timezone.now(),
+                                  active_seconds=seconds)
+        Document.objects.filter(pk=document.pk).update(status="submitted")
+
+
+def test_a_batch_request_waits_for_batch_size_new_submissions(project):
+    first, created = jobs.request_retrain(project=project, reason="batch")
+    assert created and first.submissions_at_request == 10  # the imported gold counts as submitted
+    RetrainJob.objects.filter(pk=first.pk).update(status="done")
+    _submit_gold(project, 2)
+    assert jobs.request_retrain(project=project, reason="batch") == (None, False)
+    _submit_gold(project, 1)
+    second, created = jobs.request_retrain(project=project, reason="batch")
+    assert created and second.submissions_at_request == 13
+
+
+def test_never_two_active_retrains_and_a_lead_request_meanwhile_is_followed_up(project):
+    job, created = jobs.request_retrain(project=project, reason="batch")
+    _submit_gold(project, 5)
+    again, created_again = jobs.request_retrain(project=project, reason="batch")
+    assert again.pk == job.pk and not created_again and not RetrainJob.objects.get(pk=job.pk).follow_up
+    lead, created_lead = jobs.request_retrain(project=project, reason="lead", force=True)
+    assert lead.pk == job.pk and not created_lead and RetrainJob.objects.get(pk=job.pk).follow_up
+    assert RetrainJob.objects.filter(project=project).count() == 1
+
+
+def test_a_failed_job_s_batch_still_counts(project):
+    job, _ = jobs.request_retrain(project=project, reason="batch")
+    claimed = jobs.claim(job.pk)
+    assert jobs.fail(job.pk, claimed.attempt, "boom")
+    again, created = jobs.request_retrain(project=project, reason="batch")
+    assert created and again.pk != job.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_create_one_job(project):
+    results, barrier = [], threading.Barrier(8)
+
+    def ask():
+        barrier.wait()
+        try:
+            results.append(jobs.request_retrain(project=project, reason="lead", force=True))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(created for _, created in results) == 1
+    assert len({job.pk for job, _ in results}) == 1
+    assert RetrainJob.objects.filter(project=project).count() == 1
+
+
+def test_a_claim_is_exclusive_until_its_process_dies_or_its_lease_runs_out(project):
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        RetrainJob.objects.filter(pk=job.pk).update(
+            status="training", attempt=1, owner=f"{jobs.this_process().rpartition(':')[0]}:{child.pid}",
+            lease_until=timezone.now() + timedelta(minutes=5),
+        )
+        assert jobs.claim(job.pk) is None and jobs.stalled_jobs() == []
+    finally:
+        child.kill()
+        child.wait()
+    assert jobs.stalled_jobs() == [job.pk]  # its process is gone
+    taken = jobs.claim(job.pk)
+    assert taken.attempt == 2 and taken.owner == jobs.this_process()
+    RetrainJob.objects.filter(pk=job.pk).update(owner="elsewhere:1", lease_until=timezone.now() - timedelta(1))
+    assert jobs.stalled_jobs() == [job.pk]  # another machine's process: its lease decides
+
+
+def test_a_failed_retrain_leaves_the_current_model_and_ranking(project, monkeypatch):
+    first = services.train_and_rank(project=project)
+    ranking = Ranking.objects.get(project=project, is_current=True)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services, "_save", broken)
+    with pytest.raises(RuntimeError):
+        services.train_and_rank(project=project)
+    assert ModelVersion.objects.get(project=project, is_current=True).pk == first.pk
+    assert Ranking.objects.get(project=project, is_current=True).pk == ranking.pk
+    failed = RetrainJob.objects.get(project=project, status="failed")
+    assert "disk full" in failed.error
+    assert ModelVersion.objects.filter(project=project).count() == 1
+
+
+def test_stages_repeated_or_from_a_stale_attempt_change_nothing(project):
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    job = jobs.claim(job.pk)
+    shards = services.train(job)
+    job.refresh_from_db()
+    for shard in shards:
+        services.score(job, shard)
+    services.score(job, shards[0])  # a shard delivered twice
+    assert PoolScore.objects.filter(ranking_id=job.ranking_id).count() == 25
+    assert services.publish(job.pk, job.attempt + 1) is None  # a message of another attempt
+    version = services.publish(job.pk, job.attempt)
+    assert version.is_current and services.publish(job.pk, job.attempt) is None
+    assert ModelVersion.objects.filter(project=project).count() == 1
+    ranks = list(PoolScore.objects.filter(ranking_id=job.ranking_id).order_by("rank").values_list("rank", flat=True))
+    assert ranks == list(range(1, 26))
+
+
+def test_self_training_adds_silver_that_is_never_gold(project):
+    project.self_training = True
+    project.self_training_policy = {"max_pool_documents": 25, "iterations": 1}
+    project.save()
+    version = services.train_and_rank(project=project)
+    silver = SilverSentence.objects.filter(project=project)
+    assert version.silver_sentences == silver.count() > 0
+    assert version.choices["self_training"]["silver_sentences"] == silver.count()
+    assert all(row.document.status == "pool" and row.end > row.start for row in silver)
+    # Silver is not an annotation: the gold standard (and every export built on it) is unchanged.
+    assert len(gold_documents(project=project, role="pool")) == 10
+    assert not Annotation.objects.filter(document__in=silver.values("document")).exists()
+
+
+def test_recall_bias_makes_more_and_less_sure_suggestions(project):
+    plain = services.train_and_rank(project=project)
+    plain_spans = sum(len(s.pre_annotations["spans"]) for s in PoolScore.objects.filter(ranking__is_current=True,
+                                                                                      ranking__project=project))
+    project.recall_bias_beta = 40
+    project.save()
+    biased = services.train_and_rank(project=project)
+    bias = biased.choices["recall_bias"]
+    assert bias["beta"] == 40 and 0 < bias["tau_alt"] < 1 and "metrics" in bias
+    assert bias["metrics"]["token"]["r"] >= plain.metrics["token"]["r"]
+    scores = PoolScore.objects.filter(ranking__is_current=True, ranking__project=project)
+    assert sum(len(s.pre_annotations["spans"]) for s in scores) >= plain_spans
+
+
+def test_roi_with_measured_costs(project, users):
+    project.strategy = ROI_MEASURED
+    project.save()
+    strategy, note = project_strategy(project)
+    assert strategy.name == "ROI_2" and "fewer records" in note["why"]
+
+    documents = Document.objects.filter(project=project, role="pool", status="pool").order_by("id")[:12]
+    for i, document in enumerate(documents):
+        n_tokens = 100 + 50 * i
+        Document.objects.filter(pk=document.pk).update(n_tokens=n_tokens, status="submitted")
+        Annotation.objects.create(document=document, annotator=users["annotator"], state="submitted",
+                                  submitted_at=timezone.now(), fn_fixes=i % 3, fp_fixes=i % 2,
+                                  active_seconds=0.2 * n_tokens + 8 * (i % 3) + 3 * (i % 2))
+    strategy, note = project_strategy(project)
+    assert strategy.name == "ROI (measured costs)" and strategy.kind == "roi"
+    assert strategy.params["c_t"] == pytest.approx(0.2, abs=1e-6)
+    assert strategy.params["nc_fn"] == pytest.approx(30 - 8, abs=1e-4)
+    assert strategy.params["nc_fp"] == pytest.approx(30 - 3, abs=1e-4)
+    version = services.train_and_rank(project=project)
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    assert ranking.strategy == "ROI (measured costs)" and "12 timed records" in ranking.strategy_params["why"]
+    assert version.choices["strategy"]["params"]["c_t"] == pytest.approx(0.2, abs=1e-6)
+
+
+def test_the_loop_page_and_api_for_leads_only(project, users, client, api_as):
+    services.train_and_rank(project=project)
+    client.force_login(users["lead"])
+    page = client.get(f"/projects/{project.pk}/loop/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "Current model" in body and "LCUB_6" in body and "Retrain now" in body
+    client.force_login(users["annotator"])
+    assert client.get(f"/projects/{project.pk}/loop/").status_code == 403
+    client.force_login(users["outsider"])
+    assert client.get(f"/projects/{project.pk}/loop/").status_code == 404
+
+    state = api_as(users["annotator"]).get(f"/api/projects/{project.pk}/loop/").json()
+    assert state["model"]["documents"] == 10 and state["retrain"] is None
+    assert api_as(users["annotator"]).post(f"/api/projects/{project.pk}/retrain/").status_code == 403
+
+
+def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, users, client):
+    client.force_login(users["lead"])
+    form = {"tagger_kind": "crf", "tagger_params": '{"max_iterations": 30}', "strategy": "ELB_3",
+            "strategy_params": "", "batch_size": "5", "recall_bias_beta": "", "annotators_per_document": "1",
+            "self_training_policy": ""}
+    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "strategy_params": '{"theta": 0.5}'})
+    assert bad.status_code == 200 and "takes no parameter" in bad.content.decode()
+    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "tagger_params": '{"max_iter": 5}'})
+    assert "takes no parameter" in bad.content.decode()
+    project.refresh_from_db()
+    assert project.strategy == "LCUB_6" and not AuditEvent.objects.filter(detail__has_key="settings").exists()
+
+    assert client.post(f"/projects/{project.pk}/loop/", form).status_code == 302
+    project.refresh_from_db()
+    assert project.strategy == "ELB_3" and project.batch_size == 5
+    assert project.tagger == {"kind": "crf", "params": {"max_iterations": 30}}
+    event = AuditEvent.objects.get(detail__has_key="settings")
+    assert event.user == users["lead"] and event.detail["settings"]["strategy"] == ["LCUB_6", "ELB_3"]
+    version = services.train_and_rank(project=project)
+    assert version.tagger_params == {"max_iterations": 30}
+    assert Ranking.objects.get(project=project, is_current=True).strategy == "ELB_3"
