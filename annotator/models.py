@@ -32,6 +32,9 @@ class Project(models.Model):
     batch_size = models.PositiveIntegerField(default=5)
     self_training = models.BooleanField(default=False)
     self_training_policy = models.JSONField(default=dict, blank=True)
+    diverse_batches = models.BooleanField(
+        default=False, help_text="spread each batch across stylometric clusters (when the project has them)"
+    )
     recall_bias_beta = models.FloatField(null=True, blank=True)
     annotators_per_document = models.PositiveSmallIntegerField(default=1)
     assignment_timeout_minutes = models.PositiveIntegerField(default=60)

@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from datetime import timedelta
 from typing import Iterator
 
@@ -200,6 +201,8 @@ def fail(job_id: int, attempt: int, error: str) -> bool:
         job.save(update_fields=["status", "error", "finished_at", "owner"])
         if job.ranking_id:
             discard_ranking(ranking_id=job.ranking_id)
+        if job.artifact:
+            Path(job.artifact).unlink(missing_ok=True)
     log.error("retrain job %s failed: %s", job_id, error)
     notify(job, "failed", "The retrain failed; the current model and ranking stay in place.", error=error[:500])
     return True

@@ -130,3 +130,64 @@ class SilverSentence(models.Model):
 
     class Meta:
         ordering = ["document", "start"]
+
+
+class SimulationRun(models.Model):
+    """A replay of active learning on the project's own annotated documents (ALGORITHMS.md §1, §5):
+    strategies × batch sizes × runs, run by a worker, its curves overlaid on the project's live curve."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="simulations")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    strategies = models.JSONField(default=list)
+    batch_sizes = models.JSONField(default=list)
+    initial = models.PositiveIntegerField(default=10)
+    iterations = models.PositiveIntegerField(default=10)
+    runs = models.PositiveIntegerField(default=3)
+    seed = models.IntegerField(default=0)
+    tagger = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.JSONField(default=dict, blank=True, help_text="{done, total, text}")
+    results = models.JSONField(default=dict, blank=True, help_text="per batch size: the core simulate() result")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.project} simulation #{self.pk} ({self.status})"
+
+
+class Clustering(models.Model):
+    """Stylometric clusters of a project's documents (ALGORITHMS.md §8); the newest one is used."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="clusterings")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    k = models.PositiveIntegerField(default=0)
+    dunn = models.JSONField(default=dict, blank=True, help_text="Dunn index per number of clusters tried")
+    kept_features = models.JSONField(default=list, blank=True)
+    feature_names = models.JSONField(default=list, blank=True)
+    cluster_means = models.JSONField(default=list, blank=True)
+    labels = models.JSONField(default=dict, blank=True, help_text="{document id: cluster}")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]

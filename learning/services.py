@@ -34,7 +34,7 @@ from annotator.services.notify import notify_project
 from annotator.services.ranking import activate_ranking, add_scores, scored_document_ids, stage_ranking
 from learning import jobs
 from learning.core.experiments import split_dev
-from learning.core.metrics import evaluate
+from learning.core.metrics import evaluate, mcnemar_tokens
 from learning.core.pre_annotation import pre_annotations
 from learning.core.recall_bias import recall_biased_spans, tune_recall_bias
 from learning.core.registry import tagger_factory
@@ -87,7 +87,11 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         eval_tokens = [tokenize(document.text) for document in evaluation]
         eval_marginals = tagger.predict_marginals(evaluation)
         labels = list(tagger.labels_)
-        metrics = evaluate(evaluation, tagger.predict(evaluation), eval_tokens)
+        predicted = tagger.predict(evaluation)
+        metrics = evaluate(evaluation, predicted, eval_tokens)
+        comparison = _compare_with_current(project, evaluation, eval_tokens, predicted)
+        if comparison:
+            metrics["mcnemar_vs_previous"] = comparison
         if project.recall_bias_beta:
             chosen = tune_recall_bias(eval_marginals, [gold_tags(d, t) for d, t in zip(evaluation, eval_tokens)],
                                       labels, project.recall_bias_beta)
@@ -129,6 +133,19 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
                 + (f" (entity F1 {f1:.3f})" if f1 is not None else "")
                 + f"; scoring {len(pool_ids)} pool records…", done=0, total=len(pool_ids))
     return shards
+
+
+def _compare_with_current(project: Project, evaluation, eval_tokens, predicted) -> dict | None:
+    """McNemar's test between the new model and the current one on the evaluation documents."""
+    current = ModelVersion.objects.filter(project=project, is_current=True).first()
+    if current is None or not current.artifact or not Path(current.artifact).exists():
+        return None
+    try:
+        previous = _load(current.artifact).predict(evaluation)
+    except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
+        log.warning("could not compare with model %s: %s", current.pk, error)
+        return None
+    return {"previous": current.pk, **mcnemar_tokens(evaluation, predicted, previous, eval_tokens)}
 
 
 def unscored_shards(job: RetrainJob) -> list[list[int]]:
@@ -270,6 +287,7 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         job.finished_at = timezone.now()
         job.owner = ""
         job.save(update_fields=["status", "model_version", "finished_at", "owner"])
+    _prune_artifacts(job.project_id)
     f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(
         project_id=job.project_id, kind="ranking_ready",
@@ -278,6 +296,18 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         data={"job": job.pk, "stage": "done", "model_version": version.pk},
     )
     return version
+
+
+#: Saved models kept per project (the current one and the ones before it, for comparisons).
+KEEP_ARTIFACTS = 3
+
+
+def _prune_artifacts(project_id: int) -> None:
+    """Delete the files of older models; their metrics stay (they are the learning curve)."""
+    old = ModelVersion.objects.filter(project_id=project_id).exclude(artifact="").order_by("-created_at", "-pk")
+    for version in old[KEEP_ARTIFACTS:]:
+        Path(version.artifact).unlink(missing_ok=True)
+        ModelVersion.objects.filter(pk=version.pk).update(artifact="")
 
 
 # All in this process ---------------------------------------------------------------------------------------

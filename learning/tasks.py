@@ -85,6 +85,14 @@ def recover_jobs() -> list[int]:
     return stalled
 
 
+@shared_task(name="learning.simulate")
+def simulate_project(run_id: int) -> str:
+    from learning.simulations import run_simulation
+
+    run = run_simulation(run_id)
+    return "not claimed" if run is None else f"{run.status} in {(run.finished_at - run.started_at).total_seconds():.0f} s"
+
+
 def enqueue(job: RetrainJob) -> None:
     """Send a job to the workers once the transaction that created it has committed."""
     from django.db import transaction

@@ -135,6 +135,10 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
         document=annotation.document, annotator=user, completed_at__isnull=True
     ).update(completed_at=now)
     document = annotation.document
+    if document.n_tokens is None:  # the cost of a record is fitted on its token count
+        from learning.core.text import tokenize
+
+        Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
     # With one annotator per record this submission completes it; with more, count the submissions.
     needed = document.project.annotators_per_document
     if needed <= 1 or Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).count() >= needed:

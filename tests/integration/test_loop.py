@@ -7,7 +7,8 @@ import asyncio
 import time
 
 import pytest
-from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+from django.conf import settings
 from asgiref.sync import async_to_sync
 
 from annotator.models import Document, PoolScore, Ranking
@@ -98,7 +99,8 @@ def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loo
     old_ranking = Ranking.objects.get(project=project, is_current=True)
     worker = worker_factory(processes=2)
 
-    layer = get_channel_layer()
+    # A layer of its own: the process-wide one keeps asyncio locks bound to event loops of earlier tests.
+    layer = RedisChannelLayer(hosts=[settings.REDIS_URL])
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(project_group(project.pk), channel)
 
