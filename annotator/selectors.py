@@ -205,3 +205,15 @@ def ranking_top(*, project: Project, limit: int = 10) -> dict | None:
             .order_by("rank").values("rank", "score", "document_id", "document__external_id")[:limit])
     return {"ranking": ranking, "rows": list(rows),
             "size": PoolScore.objects.filter(ranking=ranking).count()}
+
+
+def settings_history(*, project: Project, limit: int = 20) -> list[dict]:
+    """Who changed which setting of the project, when, from what to what (newest first)."""
+    from annotator.models import AuditEvent
+
+    events = (AuditEvent.objects.filter(project=project, action=AuditEvent.Action.EDIT, detail__has_key="settings")
+              .select_related("user").order_by("-created_at")[:limit])
+    return [{"when": event.created_at, "who": event.user.username if event.user else "—",
+             "changes": [{"setting": name, "old": old, "new": new}
+                         for name, (old, new) in sorted(event.detail["settings"].items())]}
+            for event in events]

@@ -5,6 +5,7 @@ their URLs before anything reads these settings).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 from pathlib import Path
@@ -144,6 +145,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # Browser libraries come from the npm registry at set-up time (package.json), never from the repository.
 if (BASE_DIR / "node_modules" / "htmx.org" / "dist").is_dir():
     STATICFILES_DIRS.append(("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"))
+# plotly's JavaScript ships inside its Python wheel (installed from PyPI with the other requirements).
+STATICFILES_DIRS.append(("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

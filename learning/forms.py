@@ -62,7 +62,25 @@ class LoopSettingsForm(forms.Form):
         help_text="thresholds tuned for F_β on the evaluation documents: higher β, more (and less sure) "
                   "suggestions",
     )
-    annotators_per_document = forms.IntegerField(label="Annotators per record", min_value=1, max_value=5)
+    diverse_batches = forms.BooleanField(
+        label="Keep each batch diverse across stylometric clusters", required=False,
+        help_text="needs the project's clusters (Stylometric clusters page)",
+    )
+    annotators_per_document = forms.IntegerField(label="Annotators per record (double annotation)",
+                                                 min_value=1, max_value=5)
+    assignment_timeout_minutes = forms.IntegerField(
+        label="Hand a record back after (minutes)", min_value=5, max_value=7 * 24 * 60,
+        help_text="an untouched record assigned this long returns to the pool",
+    )
+    eponyms = forms.CharField(
+        label="Eponyms", required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="one per line: person names that are not PHI in this project (Parkinson, Alzheimer…), "
+                  "kept for the de-identified export",
+    )
+    gazetteers = JSONObjectField(
+        label="Gazetteers", required=False,
+        help_text='lists the CRF uses as features, e.g. {"hospitals": ["Hospital La Paz", "Clínica Ruber"]}',
+    )
 
     @classmethod
     def for_project(cls, project, data=None) -> "LoopSettingsForm":
@@ -73,6 +91,9 @@ class LoopSettingsForm(forms.Form):
             "self_training_policy": project.self_training_policy,
             "recall_bias_beta": "" if project.recall_bias_beta is None else f"{project.recall_bias_beta:g}",
             "annotators_per_document": project.annotators_per_document,
+            "diverse_batches": project.diverse_batches,
+            "assignment_timeout_minutes": project.assignment_timeout_minutes,
+            "eponyms": "\n".join(project.eponyms), "gazetteers": project.gazetteers,
         }
         return cls(data=data, initial=initial)
 
@@ -98,6 +119,9 @@ class LoopSettingsForm(forms.Form):
                     get_strategy(data["strategy"], **params)
                 except (UnknownStrategyError, TypeError, ValueError) as error:
                     self.add_error("strategy_params", str(error))
+        for name, entries in (data.get("gazetteers") or {}).items():
+            if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
+                self.add_error("gazetteers", f"{name!r} must be a list of non-empty strings")
         for key, value in (data.get("self_training_policy") or {}).items():
             kind = SELF_TRAINING_POLICY_KEYS.get(key)
             if kind is None:
@@ -116,4 +140,9 @@ class LoopSettingsForm(forms.Form):
             "batch_size": data["batch_size"], "self_training": data["self_training"],
             "self_training_policy": data["self_training_policy"], "recall_bias_beta": data["recall_bias_beta"],
             "annotators_per_document": data["annotators_per_document"],
+            "diverse_batches": data["diverse_batches"],
+            "assignment_timeout_minutes": data["assignment_timeout_minutes"],
+            "eponyms": [line.strip() for line in data["eponyms"].splitlines() if line.strip()],
+            "gazetteers": {name: [entry.strip() for entry in entries]
+                           for name, entries in data["gazetteers"].items()},
         }

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotator.access import managed_project
+from annotator.selectors import settings_history
 from annotator.services.projects import update_settings
 from learning import jobs
 from learning.forms import LoopSettingsForm
@@ -25,8 +26,12 @@ def loop(request, project_id: int):
         else:
             messages.info(request, "Nothing changed.")
         return redirect("learning:loop", project_id=project.pk)
-    template = "learning/_loop_state.html" if request.htmx else "learning/loop.html"
-    return render(request, template, {"project": project, "form": form, **loop_state(project=project)})
+    if request.htmx:
+        return render(request, "learning/_loop_state.html", {"project": project, **loop_state(project=project)})
+    return render(request, "learning/loop.html", {
+        "project": project, "form": form, "history": settings_history(project=project),
+        **loop_state(project=project),
+    })
 
 
 @require_POST

@@ -219,11 +219,14 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     client.force_login(users["lead"])
     form = {"tagger_kind": "crf", "tagger_params": '{"max_iterations": 30}', "strategy": "ELB_3",
             "strategy_params": "", "batch_size": "5", "recall_bias_beta": "", "annotators_per_document": "1",
-            "self_training_policy": ""}
+            "self_training_policy": "", "assignment_timeout_minutes": "60", "eponyms": "Parkinson\n Alzheimer \n",
+            "gazetteers": '{"hospitals": ["Hospital La Paz"]}'}
     bad = client.post(f"/projects/{project.pk}/loop/", {**form, "strategy_params": '{"theta": 0.5}'})
     assert bad.status_code == 200 and "takes no parameter" in bad.content.decode()
     bad = client.post(f"/projects/{project.pk}/loop/", {**form, "tagger_params": '{"max_iter": 5}'})
     assert "takes no parameter" in bad.content.decode()
+    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "gazetteers": '{"hospitals": "La Paz"}'})
+    assert "must be a list" in bad.content.decode()
     project.refresh_from_db()
     assert project.strategy == "LCUB_6" and not AuditEvent.objects.filter(detail__has_key="settings").exists()
 
@@ -233,6 +236,9 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     assert project.tagger == {"kind": "crf", "params": {"max_iterations": 30}}
     event = AuditEvent.objects.get(detail__has_key="settings")
     assert event.user == users["lead"] and event.detail["settings"]["strategy"] == ["LCUB_6", "ELB_3"]
+    assert project.eponyms == ["Parkinson", "Alzheimer"] and project.gazetteers == {"hospitals": ["Hospital La Paz"]}
+    history = client.get(f"/projects/{project.pk}/loop/").content.decode()
+    assert "Changes to the settings" in history and "ELB_3" in history and "lea" in history
     version = services.train_and_rank(project=project)
     assert version.tagger_params == {"max_iterations": 30}
     assert Ranking.objects.get(project=project, is_current=True).strategy == "ELB_3"
