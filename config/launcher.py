@@ -40,8 +40,30 @@ def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> Non
         try:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            process.kill()
+            _kill_group(process)  # with what it started: a worker's pool processes must not outlive it
             process.wait()
+
+
+WORKER_RESTARTS_PER_MINUTE = 3
+
+
+def _start_worker() -> subprocess.Popen:
+    """The Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes) with beat inside it: beat runs the
+    loop's watchdog, which resumes a retrain whose worker died, once a minute."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
+         "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"),
+         "--beat", "--schedule", str(settings_data_dir() / "celerybeat-schedule")],
+        cwd=ROOT, start_new_session=True,
+    )
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill what is left of a dead process's group (pool processes orphaned by a killed worker)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -88,14 +110,9 @@ def up() -> int:
         _manage("retrain", "--all", "--if-no-model")
         # Children get their own process group so that a Ctrl-C in the terminal reaches only us;
         # we stop them in order ourselves.
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
-             "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"),
-             # beat runs the loop's watchdog (resuming a retrain whose worker died) once a minute
-             "--beat", "--schedule", str(settings_data_dir() / "celerybeat-schedule")],
-            cwd=ROOT, start_new_session=True,
-        )
+        worker = _start_worker()
         processes.append(worker)
+        restarts: list[float] = []
         listener = _listening_socket(HOST, PORT)
         try:
             for _ in range(WEB_WORKERS):
@@ -110,10 +127,19 @@ def up() -> int:
         say(f"serving on http://{HOST}:{PORT}/ ({WEB_WORKERS} web processes) — log in with an account from "
             f"{settings_data_dir() / 'credentials.txt'}; Ctrl-C stops everything")
         while not stopping:
-            for process in processes:
-                if process.poll() is not None:
-                    say(f"{process.args[2]} exited with {process.returncode}; stopping")
-                    stopping = True
+            for index, process in enumerate(processes):
+                if process.poll() is None:
+                    continue
+                restarts = [moment for moment in restarts if moment > time.monotonic() - 60]
+                if process is worker and len(restarts) < WORKER_RESTARTS_PER_MINUTE:
+                    # A crashed or killed worker is replaced; the new one resumes the retrain it was on.
+                    say(f"the worker exited with {process.returncode}; starting a new one")
+                    _kill_group(process)
+                    worker = processes[index] = _start_worker()
+                    restarts.append(time.monotonic())
+                    continue
+                say(f"{process.args[2]} exited with {process.returncode}; stopping")
+                stopping = True
             time.sleep(0.5)
         return 0
     finally:

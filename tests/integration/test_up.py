@@ -35,6 +35,11 @@ def wait_for(url: str, seconds: float) -> requests.Response:
     raise AssertionError(f"{url} did not answer within {seconds} s")
 
 
+def _pids(pattern: str) -> set[int]:
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+    return {int(pid) for pid in found}
+
+
 @pytest.mark.slow
 def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
     # Inside the checkout (not /tmp/pytest-of-root, which is private to root) so that PostgreSQL's
@@ -73,10 +78,35 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         suggestions = record["annotation"]["spans"]
         assert suggestions and all(span["origin"] == "model" and 0 < span["confidence"] <= 1 for span in suggestions)
 
+        # A batch of submissions (the demo's batch size is 5) makes the worker retrain and re-rank.
+        project_id = api["results"][0]["id"]
+        headers = {"X-CSRFToken": session.cookies["csrftoken"], "Referer": f"http://127.0.0.1:{port}/"}
+        loop_url = f"http://127.0.0.1:{port}/api/projects/{project_id}/loop/"
+        first_model = session.get(loop_url).json()["model"]["id"]
+        for _ in range(5):
+            submitted = session.post(f"http://127.0.0.1:{port}{record['urls']['submit']}", headers=headers, json={
+                "version": record["annotation"]["version"], "spans": record["annotation"]["spans"],
+                "active_seconds": 30})
+            assert submitted.status_code == 200, submitted.text
+            record = session.post(f"http://127.0.0.1:{port}/api/projects/{project_id}/next/", headers=headers).json()
+        deadline = time.monotonic() + 120
+        while session.get(loop_url).json()["model"]["id"] == first_model:
+            assert time.monotonic() < deadline, "no new model two minutes after a full batch"
+            time.sleep(0.5)
+
+        # A killed worker is replaced; the site stays up.
+        worker_pids = _pids(f"{data}/celerybeat-schedule")
+        os.killpg(os.getpgid(min(worker_pids)), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not (_pids(f"{data}/celerybeat-schedule") - worker_pids):
+            assert time.monotonic() < deadline, "the worker was not restarted"
+            time.sleep(0.5)
+        assert session.get(loop_url).status_code == 200
+
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=90)
         assert process.returncode == 0, output
-        assert "stopped" in output
+        assert "stopped" in output and "the worker exited with -9; starting a new one" in output
         assert not (data / "postgres" / "data" / "postmaster.pid").exists()
         assert not (data / "redis" / "redis.pid").exists()
         with pytest.raises(requests.ConnectionError):
