@@ -20,8 +20,8 @@ The clock starts just before the batch-completing ``submit`` call and stops when
 database every 25 ms, sees a current ranking made by a new model version. From the job's timestamps come
 the wait in the queue (started − created), training (trained − started: fitting, evaluating, staging) and
 scoring (finished − trained: every shard, then publishing); tokens scored per second are the tokens of the
-scored records (counted once with ``learning.core.text.tokenize``) over the scoring seconds. A second
-annotator then asks for a record, which must be the new ranking's first. The worker is stopped (also on
+scored records (counted once with ``learning.core.text.tokenize``) over the scoring seconds. Another
+annotator, one with no open record, then asks for a record, which must be the new ranking's first. The worker is stopped (also on
 failure) before the next N.
 
 The first retrain a fresh worker runs is *cold*: its processes have featurized nothing yet (each process
@@ -52,6 +52,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
+import signal  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -109,10 +110,23 @@ def ratio(a: float | None, b: float | None) -> float | None:
 class Loop:
     """The project, its people and the pool, and one measured retrain at a time."""
 
-    def __init__(self, *, project, annotator, checker, origin: dict[str, PoolRecord], tokens: dict[int, int],
+    def __init__(self, *, project, annotator, origin: dict[str, PoolRecord], tokens: dict[int, int],
                  timeout: float) -> None:
-        self.project, self.annotator, self.checker = project, annotator, checker
+        self.project, self.annotator = project, annotator
         self.origin, self.tokens, self.timeout = origin, tokens, timeout
+        self.checkers = 0
+
+    def _new_checker(self):
+        """An annotator with no open record (an open one would be handed out again, whatever the ranking)."""
+        from django.contrib.auth import get_user_model
+
+        from annotator.models import Membership
+        from annotator.services.projects import set_membership
+
+        self.checkers += 1
+        user = get_user_model().objects.create_user(f"bench-checker-{self.checkers}")
+        set_membership(project=self.project, user=user, role=Membership.Role.ANNOTATOR)
+        return user
 
     def _current(self) -> tuple[int, int | None] | None:
         from annotator.models import Ranking
@@ -130,18 +144,21 @@ class Loop:
         before = self._current()
         old_version = before[1] if before else None
         last_job = RetrainJob.objects.filter(project=self.project).order_by("-pk").values_list("pk", flat=True).first()
-        handouts = []
-        for _ in range(self.project.batch_size):
+        # One record at a time, as an annotator works: next_record hands out the open record until it is
+        # submitted.
+        for i in range(self.project.batch_size):
             handout = next_record(project=self.project, user=self.annotator)
             if handout is None:
                 raise RuntimeError("the pool ran out of records")
-            handouts.append(handout)
-        for i, handout in enumerate(handouts):
             record = self.origin[handout.annotation.document.external_id]
-            if i == len(handouts) - 1:
-                started = time.perf_counter()
-            submit(annotation_id=handout.annotation.pk, user=self.annotator, version=handout.annotation.version,
-                   spans=true_spans(record), active_seconds=30.0)
+            started = time.perf_counter()
+            result = submit(annotation_id=handout.annotation.pk, user=self.annotator,
+                            version=handout.annotation.version, spans=true_spans(record), active_seconds=30.0)
+            if result.repeated:
+                raise RuntimeError(f"record {handout.annotation.document.pk} was handed out twice")
+        # The signal runs in the submitting thread once the submission committed: the job exists by now.
+        if not RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0).exists():
+            raise RuntimeError("the batch-completing submission queued no retrain")
 
         deadline = started + self.timeout
         while True:
@@ -163,7 +180,7 @@ class Loop:
             "document_id", flat=True))
         scoring = seconds(job.finished_at, job.trained_at)
         scored_tokens = sum(self.tokens[document_id] for document_id in scored)
-        handout = next_record(project=self.project, user=self.checker)
+        handout = next_record(project=self.project, user=self._new_checker())
         return {
             "seconds_to_new_ranking": elapsed,
             "queue_seconds": seconds(job.started_at, job.created_at),
@@ -215,6 +232,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for one new ranking")
     parser.add_argument("--quick", action="store_true", help="60 gold, 25 evaluation, 600 pool records")
     args = parser.parse_args()
+    # A SIGTERM (a killed job) unwinds like an exception, so the worker is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     worker_counts = [int(n) for n in args.workers.split(",") if n.strip()]
     if not worker_counts or min(worker_counts) < 1 or args.repeats < 1 or args.batch < 1:
         parser.error("--workers needs counts >= 1, --repeats and --batch >= 1")
@@ -251,10 +270,8 @@ def main() -> None:
     User = get_user_model()
     lead = User.objects.create_user("bench-lead")
     annotator = User.objects.create_user("bench-annotator")
-    checker = User.objects.create_user("bench-checker")
     project = create_project(name="bench-loop", schema="MEDDOCAN", created_by=lead)
-    for user in (annotator, checker):
-        set_membership(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    set_membership(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
     project.batch_size = args.batch
     project.strategy = "LCUB_6"
     if args.max_iterations:
@@ -275,8 +292,7 @@ def main() -> None:
         raise RuntimeError("the warm-up retrain did not publish a model")
     warmup_seconds = time.perf_counter() - started
 
-    loop = Loop(project=project, annotator=annotator, checker=checker, origin=origin, tokens=tokens,
-                timeout=args.timeout)
+    loop = Loop(project=project, annotator=annotator, origin=origin, tokens=tokens, timeout=args.timeout)
     results: dict[str, dict] = {}
     for processes in worker_counts:
         worker = Worker(queue=os.environ["DEIDLOOP_QUEUE"], data_dir=scratch / "data",
@@ -297,9 +313,10 @@ def main() -> None:
         return ratio(one[key][state], two[key][state]) if one and two else None
 
     ideal = None
-    if one and one["scoring_seconds"]["warm"] is not None:
-        total = one["seconds_to_new_ranking"]["warm"]
-        ideal = ratio(total, total - one["scoring_seconds"]["warm"] / 2)
+    if one:
+        state = "warm" if one["scoring_seconds"]["warm"] is not None else "cold"
+        total = one["seconds_to_new_ranking"][state]
+        ideal = ratio(total, total - one["scoring_seconds"][state] / 2)
     all_runs = [value for result in results.values() for value in result["seconds_to_new_ranking_runs"]]
     next_is_top = all(result["next_record_is_top"] for result in results.values())
     print(json.dumps({

@@ -1,6 +1,25 @@
-"""(being written)"""
-from django.http import HttpResponse
+"""The release planner page (ALGORITHMS.md §7): the project's measured curve and costs in the publisher–attacker
+game, with the parameters in the query string so that a plan can be bookmarked and shared."""
+from __future__ import annotations
+
+from django.shortcuts import render
+
+from annotator.access import managed_project
+from deid.forms import PlannerForm
+from deid.planning import MIN_CURVE_POINTS, PlannerError, planner_inputs, release_plan
 
 
-def planner(request, project_id):
-    return HttpResponse("not yet", status=501)
+def planner(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    inputs = planner_inputs(project=project)
+    form = PlannerForm.for_project(inputs, request.GET)
+    result, error = None, None
+    if inputs.can_fit and form.is_valid():
+        try:
+            result = release_plan(inputs=inputs, settings=form.settings())
+        except PlannerError as problem:
+            error = str(problem)
+    return render(request, "deid/planner.html", {
+        "project": project, "inputs": inputs, "form": form, "result": result, "error": error,
+        "min_curve_points": MIN_CURVE_POINTS, "defaults_query": PlannerForm.defaults(inputs),
+    })

@@ -1,9 +1,35 @@
-"""(being written)"""
-from django.http import HttpResponse
+"""The lead's "People and costs" page: records per hour, time and corrections per record, per annotator and
+overall, and the measured-cost fit turned into money at an hourly rate the lead enters."""
+from __future__ import annotations
+
+from django import forms
+from django.shortcuts import render
+
+from annotator.access import managed_project
+from learning.people import DEFAULT_HOURLY_RATE, HOURLY_RATE_HELP, people_summary
 
 
-def _todo(request, *args, **kwargs):
-    return HttpResponse("not yet", status=501)
+class HourlyRateForm(forms.Form):
+    rate = forms.FloatField(label="Hourly rate", min_value=0, max_value=1e6, initial=DEFAULT_HOURLY_RATE,
+                            help_text=HOURLY_RATE_HELP, widget=forms.NumberInput(attrs={"step": "any"}))
 
 
-dashboard = model_version = start_simulation = simulation = people = clusters = _todo
+def people(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    form = HourlyRateForm(request.GET if "rate" in request.GET else {"rate": DEFAULT_HOURLY_RATE})
+    # A rate that does not parse is shown as an error next to the field; the figures use the default meanwhile.
+    rate = form.cleaned_data["rate"] if form.is_valid() else DEFAULT_HOURLY_RATE
+    summary = people_summary(project=project, hourly_rate=rate)
+    chart = {
+        "records": summary["records"],
+        "hourly_rate": rate,
+        "fits": {
+            row.name: row.fit.as_dict() if row.fit else None
+            for row in [*summary["annotators"], *([summary["overall"]] if summary["overall"] else [])]
+        },
+        "overall_name": summary["overall"].name if summary["overall"] else None,
+        "average": vars(summary["average"]) if summary["average"] else None,
+    }
+    fit_rows = [*summary["annotators"], summary["overall"]] if summary["overall"] else []
+    return render(request, "learning/people.html",
+                  {"project": project, "form": form, "chart": chart, "fit_rows": fit_rows, **summary})

@@ -43,6 +43,7 @@ from learning.core.strategies import Strategy
 from learning.core.taggers.base import gold_tags
 from learning.core.text import tokenize
 from learning.core.types import Document as CorpusDocument
+from learning.clusters import diverse_order
 from learning.costs import project_strategy
 from learning.models import ModelVersion, RetrainJob, SilverSentence
 
@@ -281,7 +282,10 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
              for document_id, start, end, spans in result["silver"] if document_id in still_in_pool],
             batch_size=2000,
         )
+        # First the ranks by score; then, when the project asks for diverse batches, re-ordered across
+        # stylometric clusters (which keeps the ranks it is given).
         activate_ranking(ranking_id=job.ranking_id, model_version_id=version.pk)
+        diverse_order(Project.objects.get(pk=job.project_id), job.ranking_id)
         job.status = RetrainJob.Status.DONE
         job.model_version = version
         job.finished_at = timezone.now()

@@ -103,3 +103,6 @@ def enqueue(job: RetrainJob) -> None:
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs) -> None:
     recover_jobs.delay()
+
+
+from learning import cluster_tasks  # noqa: E402,F401 - registers learning.cluster

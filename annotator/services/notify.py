@@ -8,8 +8,10 @@ disappears without saying goodbye (a crashed server) drops out once its entry is
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 import time
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -47,11 +49,34 @@ def notify_project(*, project_id: int, kind: str, text: str, data: dict | None =
         return False
     message = {"type": "project.notice", "kind": kind, "text": text, "data": dict(data or {})}
     try:
-        async_to_sync(layer.group_send)(project_group(project_id), message)
+        _outside_event_loop(async_to_sync(layer.group_send), project_group(project_id), message)
     except (OSError, redis.RedisError) as error:
         logger.warning("notice %r for project %s was not sent: %s", kind, project_id, error)
         return False
     return True
+
+
+def _outside_event_loop(function, *args) -> None:
+    """Call ``function`` here, or in a helper thread when this thread runs an event loop (where
+    ``async_to_sync`` refuses to run): a notice may be sent from any code."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        function(*args)
+        return
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            function(*args)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=run, name="notice")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
 
 
 @lru_cache(maxsize=4)

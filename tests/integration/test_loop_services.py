@@ -242,3 +242,18 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     version = services.train_and_rank(project=project)
     assert version.tagger_params == {"max_iterations": 30}
     assert Ranking.objects.get(project=project, is_current=True).strategy == "ELB_3"
+
+
+def test_diverse_batches_spread_the_served_order_across_clusters(project):
+    from learning.clusters import compute_clustering
+
+    clustering = compute_clustering(project)
+    project.diverse_batches = True
+    project.save()
+    services.train_and_rank(project=project)
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    ordered = list(PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("document_id", "rank"))
+    assert [rank for _, rank in ordered] == list(range(1, 26))
+    clusters = [clustering.labels[str(document_id)] for document_id, _ in ordered]
+    first_batch = clusters[:project.batch_size]
+    assert len(set(first_batch)) == min(project.batch_size, len(set(clusters)))
