@@ -40,6 +40,8 @@ __all__ = ["MIN_CURVE_POINTS", "POLICY_NAMES", "MeasuredPoint", "PlannerError", 
 
 #: Distinct training-set sizes needed before the curve is fitted (a power law has three parameters).
 MIN_CURVE_POINTS = 3
+#: The largest α considered when only the budget limits it (a tiny c_p must not make the grid overflow).
+MAX_ALPHA = 10_000_000
 
 POLICY_NAMES: dict[str, str] = {
     Policy.TRADITIONAL.value: "Traditional",
@@ -185,14 +187,19 @@ def release_plan(*, inputs: PlannerInputs, settings: PlannerSettings) -> Planner
             "available to annotate."
         )
 
+    max_documents = settings.max_documents
+    if max_documents is None and settings.publisher_budget > cost * MAX_ALPHA:
+        max_documents = MAX_ALPHA
+
     points = inputs.points
     sizes = [point.documents for point in points]
-    precision_curve = fit_learning_curve(sizes, [point.precision for point in points])
-    recall_curve = fit_learning_curve(sizes, [point.recall for point in points])
-    publisher = PublisherParameters(
-        budget=settings.publisher_budget, cost_per_document=cost, fine_per_false_claim=settings.over_redaction_cost,
-    )
     try:
+        precision_curve = fit_learning_curve(sizes, [point.precision for point in points])
+        recall_curve = fit_learning_curve(sizes, [point.recall for point in points])
+        publisher = PublisherParameters(
+            budget=settings.publisher_budget, cost_per_document=cost,
+            fine_per_false_claim=settings.over_redaction_cost,
+        )
         result = plan(
             precision_curve=precision_curve,
             recall_curve=recall_curve,
@@ -201,7 +208,7 @@ def release_plan(*, inputs: PlannerInputs, settings: PlannerSettings) -> Planner
             documents_shared=settings.documents_shared,
             publisher=publisher,
             attacker=settings.attacker,
-            max_documents=settings.max_documents,
+            max_documents=max_documents,
         )
     except ValueError as error:  # the module's messages are written for people; pass them on
         message = str(error)
@@ -222,7 +229,7 @@ def release_plan(*, inputs: PlannerInputs, settings: PlannerSettings) -> Planner
         annotated_documents=inputs.annotated_documents,
         policies=_policy_rows(result, inputs.annotated_documents),
         verdict=_verdict(result, inputs.annotated_documents),
-        when_not_to_share=_when_not_to_share(result, phi * settings.documents_shared),
+        when_not_to_share=_when_not_to_share(result),
         chart=_chart(result, precision_curve, recall_curve, points, inputs.annotated_documents),
     )
 
@@ -258,7 +265,7 @@ def _verdict(result: ReleasePlan, annotated: int) -> dict[str, Any]:
     return {"share": False, "title": "Do not share", "alpha": None}
 
 
-def _when_not_to_share(result: ReleasePlan, identifiers: float) -> list[str]:
+def _when_not_to_share(result: ReleasePlan) -> list[str]:
     """Plain sentences on the α at which sharing invites an attack, and the policies not worth sharing under."""
     alphas, attacks = result.alphas, result.attacker_attacks
     sentences = []
@@ -309,7 +316,9 @@ def _chart(
 ) -> dict[str, Any]:
     """Everything the page's charts draw, as JSON-ready lists."""
     top = max(result.alphas[-1], max(point.documents for point in points))
-    dense = np.unique(np.round(np.linspace(1, top, _CURVE_CHART_POINTS)).astype(int))
+    # From half the first measured size: below it the curve only falls towards "no model" at α = 0.
+    start = max(1, min(point.documents for point in points) // 2)
+    dense = np.unique(np.round(np.linspace(start, top, _CURVE_CHART_POINTS)).astype(int))
     curves = {}
     for name, curve in (("precision", precision_curve), ("recall", recall_curve)):
         estimate = curve.predict(dense)

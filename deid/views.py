@@ -19,7 +19,9 @@ def planner(request, project_id: int):
             result = release_plan(inputs=inputs, settings=form.settings())
         except PlannerError as problem:
             error = str(problem)
+    error_fields = [form[name].label for name in form.errors if name in form.fields]
     return render(request, "deid/planner.html", {
         "project": project, "inputs": inputs, "form": form, "result": result, "error": error,
-        "min_curve_points": MIN_CURVE_POINTS, "defaults_query": PlannerForm.defaults(inputs),
+        "error_fields": error_fields,
+        "min_curve_points": MIN_CURVE_POINTS,
     })

@@ -129,6 +129,7 @@ def mcnemar_reading(version: ModelVersion) -> dict[str, Any] | None:
     pvalue = float(test["pvalue"])
     new_only, old_only = int(test["a_only"]), int(test["b_only"])
     previous = test.get("previous")
+    previous_exists = bool(previous) and ModelVersion.objects.filter(pk=previous, project_id=version.project_id).exists()
     if pvalue < ALPHA and new_only != old_only:
         verdict = "better" if new_only > old_only else "worse"
         headline = f"the new model is significantly {verdict} than the previous one at p < {ALPHA:g}"
@@ -141,9 +142,7 @@ def mcnemar_reading(version: ModelVersion) -> dict[str, Any] | None:
     return {
         "version": version.pk,
         "previous": previous,
-        "previous_url": (reverse("learning:model-version", args=[version.project_id, previous])
-                         if previous and ModelVersion.objects.filter(pk=previous, project_id=version.project_id).exists()
-                         else None),
+        "previous_url": reverse("learning:model-version", args=[version.project_id, previous]) if previous_exists else None,
         "verdict": verdict,
         "significant": verdict != "indistinguishable",
         "headline": headline,
@@ -207,7 +206,7 @@ def simulation_overlay(run: SimulationRun) -> dict[str, Any]:
         batches.append({
             "key": f"{run.pk}:{batch}",
             "batch": batch,
-            "label": f"Simulation #{run.pk} · batch {batch} · {runs} run{'s' if runs != 1 else ''}",
+            "label": f"#{run.pk} · batch {batch} · {runs} run{'s' if runs != 1 else ''}",
             "strategies": strategies,
         })
     return {"id": run.pk, "batches": batches}
@@ -282,6 +281,15 @@ def annotated_pool_documents(*, project: Project) -> int:
 # Pages
 
 
+def _default_overlay(shown: SimulationRun | None, done: list[SimulationRun]) -> str:
+    """The curves drawn over the live one at first: the shown simulation's when it has finished, else the
+    newest finished one's (its smallest batch size); "" when there is none."""
+    for run in ([shown] if shown is not None else []) + done:
+        if run.status == SimulationRun.Status.DONE and _batches(run):
+            return f"{run.pk}:{_batches(run)[0]}"
+    return ""
+
+
 def dashboard_state(*, project: Project, simulation_id: int | None = None) -> dict[str, Any]:
     """Everything the dashboard page shows; ``chart_data`` goes to its charts as JSON."""
     versions = curve_versions(project=project)
@@ -306,7 +314,7 @@ def dashboard_state(*, project: Project, simulation_id: int | None = None) -> di
         "x_axes": [{"key": key, "label": label} for key, label in X_AXES],
         "types": phi_types(project=project, points=points, simulations=overlays),
         "simulations": overlays,
-        "overlay": f"{shown.pk}:{_batches(shown)[0]}" if shown is not None and _batches(shown) else "",
+        "overlay": _default_overlay(shown, done),
         "current": current.pk if current else None,
     }
     return {

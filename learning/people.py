@@ -152,10 +152,10 @@ def people_summary(*, project: Project, hourly_rate: float = DEFAULT_HOURLY_RATE
     by_annotator: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_annotator[row["annotator__username"]].append(row)
-    annotators = (
-        [_row(name, own, fits["annotators"].get(name), average, hourly_rate) for name, own in sorted(by_annotator.items())]
-        if average is not None else []
-    )
+    annotators = [
+        _row(name, own, fits["annotators"].get(name), average, hourly_rate)
+        for name, own in sorted(by_annotator.items())
+    ] if average is not None else []
     overall = _row("All annotators", rows, fits["overall"], average, hourly_rate) if average is not None else None
     return {
         "annotators": annotators,

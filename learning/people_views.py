@@ -16,7 +16,7 @@ class HourlyRateForm(forms.Form):
 
 def people(request, project_id: int):
     project = managed_project(request.user, project_id)
-    form = HourlyRateForm(request.GET if "rate" in request.GET else {"rate": DEFAULT_HOURLY_RATE})
+    form = HourlyRateForm(request.GET if "rate" in request.GET else {"rate": f"{DEFAULT_HOURLY_RATE:g}"})
     # A rate that does not parse is shown as an error next to the field; the figures use the default meanwhile.
     rate = form.cleaned_data["rate"] if form.is_valid() else DEFAULT_HOURLY_RATE
     summary = people_summary(project=project, hourly_rate=rate)

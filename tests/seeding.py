@@ -15,8 +15,9 @@ from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
 from annotator.services.queue import next_record
 from annotator.synthetic import generate_notes
-from learning.models import SimulationRun
-from learning.services import train_and_rank
+from learning.models import RetrainJob, SimulationRun
+from learning import jobs
+from learning.services import run_here
 from learning.simulations import request_simulation, run_simulation
 
 #: Seconds an annotator of the seeded project spends: per token, per missed PHI added, per wrong suggestion.
@@ -54,7 +55,7 @@ def seed_dashboard_project(
     gold = {note.name: note for note in notes[18:]}
     rng = np.random.default_rng(seed)
 
-    train_and_rank(project=project)
+    _retrain(project)
     for batch in range(batches):
         for i in range(batch_size):
             user = annotators[i % 2]
@@ -66,7 +67,7 @@ def seed_dashboard_project(
                        + SECONDS_PER_FP * corrections.fp_fixes) * float(rng.uniform(0.9, 1.1)) + 5
             submit(annotation_id=handout.annotation.pk, user=user, version=handout.annotation.version,
                    spans=final, active_seconds=seconds)
-        train_and_rank(project=project)
+        _retrain(project)
 
     simulation = None
     if simulate:
@@ -74,3 +75,11 @@ def seed_dashboard_project(
                                         batch_sizes=[5], initial=5, iterations=3, runs=2, seed=seed)
         simulation = run_simulation(simulation.pk)
     return SeededProject(project=project, lead=lead, annotators=annotators, simulation=simulation)
+
+
+def _retrain(project: Project) -> None:
+    """Run the retrain a full batch queued (when submissions committed), or a new one, here and now."""
+    job = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first()
+    if job is None:
+        job, _ = jobs.request_retrain(project=project, reason=RetrainJob.Reason.COMMAND, force=True)
+    run_here(job)

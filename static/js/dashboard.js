@@ -131,7 +131,7 @@
         "<br>%{customdata[2]} documents \u00b7 %{customdata[3]:,} tokens \u00b7 %{customdata[4]:.2f} annotator-hours" +
         "<br><i>click to open</i><extra></extra>"
     });
-    return { traces: traces, why: batch ? why : "", metricLabel: metricLabel, xLabel: xLabel };
+    return { traces: traces, why: batch ? why : "", metricLabel: metricLabel, xLabel: xLabel, livePoints: points.length };
   }
 
   function yRange(traces, metric) {
@@ -151,7 +151,7 @@
     var title = built.metricLabel + " against " + built.xLabel.toLowerCase() + " \u00b7 " +
       (s.type ? s.type : "all PHI types");
     var layout = {
-      title: { text: data.project.name + ": " + title, x: 0, xanchor: "left", font: { size: 16 } },
+      title: { text: data.project.name + ": " + title, x: 0, xref: "container", xanchor: "left", pad: { l: 12 }, font: { size: 16 } },
       font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
       margin: { l: 64, r: 24, t: 48, b: 40 }, hovermode: "closest", height: 470,
       xaxis: {
@@ -169,7 +169,8 @@
       responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"],
       toImageButtonOptions: { format: "png", filename: downloadName(curveChart), scale: 2, width: 1100, height: 560 }
     };
-    note.textContent = built.why || (data.points.length ? "Click a point to open that model version." : "No model version has been evaluated yet.");
+    note.textContent = built.why || (built.livePoints ? "Click a point to open that model version." :
+      "No model version has a score here yet: models are measured on the project's evaluation documents.");
     note.classList.toggle("dash-note-warn", !!built.why);
     return window.Plotly.react(curveChart, built.traces, layout, config).then(function () {
       renders += 1;
@@ -194,9 +195,7 @@
     function scores(key) { return types.map(function (t) { return current.per_type[t][key]; }); }
     var traces = [
       { type: "bar", orientation: "h", name: "F1", y: labels, x: scores("f1"), customdata: types,
-        marker: { color: alpha(LIVE, 0.85) }, hovertemplate: "<b>%{customdata}</b><br>F1 %{x:.3f}<extra></extra>",
-        text: scores("f1").map(function (v) { return v.toFixed(2); }), textposition: "inside", insidetextanchor: "end",
-        textfont: { color: "#fff", size: 11 } },
+        marker: { color: alpha(LIVE, 0.8) }, hovertemplate: "<b>%{customdata}</b><br>F1 %{x:.3f}<extra></extra>" },
       { type: "scatter", mode: "markers", name: "Precision", y: labels, x: scores("p"), customdata: types,
         marker: { symbol: "diamond", size: 9, color: "#e8590c", line: { color: "#fff", width: 1 } },
         hovertemplate: "<b>%{customdata}</b><br>precision %{x:.3f}<extra></extra>" },
@@ -205,7 +204,7 @@
         hovertemplate: "<b>%{customdata}</b><br>recall %{x:.3f}<extra></extra>" }
     ];
     var layout = {
-      title: { text: data.project.name + ": entity scores per PHI type, model #" + current.id, x: 0, xanchor: "left", font: { size: 16 } },
+      title: { text: data.project.name + ": entity scores per PHI type, model #" + current.id, x: 0, xref: "container", xanchor: "left", pad: { l: 12 }, font: { size: 16 } },
       font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff", height: 110 + 24 * types.length,
       margin: { l: 10, r: 24, t: 48, b: 40 }, bargap: 0.35, hovermode: "closest",
       xaxis: { range: [0, 1.04], tickformat: ".1f", gridcolor: GRID, zeroline: false, side: "bottom" },

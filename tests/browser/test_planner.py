@@ -6,15 +6,13 @@ import statistics
 import threading
 
 import pytest
-
 from django.db import connections, transaction
 
-from annotator.models import Annotation, Document
-from annotator.selectors import cost_records, gold_documents
-from deid.release_planner import AttackerParameters, PublisherParameters, fit_learning_curve, plan
+from annotator.selectors import cost_records
+from deid.release_planner import AttackerParameters
 from learning.costs import cost_fits
-from learning.models import ModelVersion
 from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot
+from tests.integration.test_people_and_planner import expected_plan
 from tests.seeding import seed_dashboard_project
 
 pytestmark = [
@@ -22,35 +20,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
 ]
-
-HOURLY_RATE = 40.0  # the page's default
-
-
-def expected_plan(project, *, value_per_identifier: float = 5.0):
-    """The plan worked out here from the database, the way the page says it works it out."""
-    versions = ModelVersion.objects.filter(project=project, status="ready").order_by("created_at")
-    sizes = [v.n_documents for v in versions]
-    records = cost_records(project=project)
-    fit = cost_fits(project=project)["overall"]
-    seconds = fit.predict(statistics.mean(r["document__n_tokens"] for r in records),
-                          statistics.mean(r["fn_fixes"] for r in records),
-                          statistics.mean(r["fp_fixes"] for r in records))
-    gold = gold_documents(project=project)
-    annotated = (Annotation.objects.filter(document__project=project, document__role="pool", state="submitted")
-                 .values("document").distinct().count())
-    cost = seconds / 3600 * HOURLY_RATE
-    return cost, plan(
-        precision_curve=fit_learning_curve(sizes, [v.metrics["entity"]["p"] for v in versions]),
-        recall_curve=fit_learning_curve(sizes, [v.metrics["entity"]["r"] for v in versions]),
-        annotated_documents=annotated,
-        phi_per_document=statistics.mean(len(d.spans) for d in gold),
-        documents_shared=Document.objects.filter(project=project).count(),
-        publisher=PublisherParameters(budget=2000, cost_per_document=cost,
-                                      fine_per_false_claim=1),
-        attacker=AttackerParameters(budget=2000, cost_per_document=10, value_per_identifier=value_per_identifier,
-                                    fine_per_false_claim=10),
-        max_documents=Document.objects.filter(project=project, role="pool").count(),
-    )
 
 
 def seed_outside_the_browser_loop():
@@ -81,11 +50,11 @@ def seed_outside_the_browser_loop():
 
 
 def shown_best_alphas(page) -> dict[str, int | None]:
-    rows = page.locator("#policy-table tbody tr")
-    return {
-        rows.nth(k).get_attribute("data-policy"): (int(value) if (value := rows.nth(k).get_attribute("data-best-alpha")) else None)
-        for k in range(rows.count())
-    }
+    shown = {}
+    for row in page.locator("#policy-table tbody tr").all():
+        value = row.get_attribute("data-best-alpha")
+        shown[row.get_attribute("data-policy")] = int(value) if value else None
+    return shown
 
 
 def wait_for_charts(page, count: int) -> None:
@@ -120,8 +89,10 @@ def test_people_and_planner_show_the_projects_figures_and_plan(live_server, new_
         assert row.locator('[data-col="per-hour"]').inner_text() == f"{len(own) / hours:.1f}"
     fit = cost_fits(project=project)["overall"]
     overall = page.locator('#fit-table tr[data-fit="overall"]')
-    assert overall.locator('[data-col="token"]').inner_text() == f"{fit.seconds_per_token:.3f} ± {fit.se_per_token:.3f}"
+    token_cost = f"{fit.seconds_per_token:.3f} ± {fit.se_per_token:.3f}"
+    assert overall.locator('[data-col="token"]').inner_text() == token_cost
     assert page.locator('[data-kpi="records"]').inner_text() == "18"
+    assert page.locator(".chart-actions button").count() == 4  # PNG and SVG for each chart
     screenshot(page, "people")
     full_page(page, "people-full")
 
@@ -140,11 +111,24 @@ def test_people_and_planner_show_the_projects_figures_and_plan(live_server, new_
     page.click("#planner-form button[type=submit]")
     page.wait_for_url("**value_per_identifier=2**")
     wait_for_charts(page, 3)
-    _, changed = expected_plan(project, value_per_identifier=2.0)
+    _, changed = expected_plan(project, attacker=AttackerParameters(budget=2000, cost_per_document=10,
+                                                                    value_per_identifier=2, fine_per_false_claim=10))
     assert shown_best_alphas(page) == {key: outcome.best_alpha for key, outcome in changed.outcomes.items()}
     assert page.locator("#recommendation-text").inner_text() == changed.recommendation
     safe = changed.outcomes["safe_forward"]
     assert page.locator("#recommendation").get_attribute("data-share") == ("true" if safe.should_share else "false")
+    assert page.locator("#verdict-title").inner_text().startswith("Share" if safe.should_share else "Do not share")
+    assert page.locator("#id_value_per_identifier").input_value() == "2"  # the form keeps what was asked
     assert changed.recommendation != expected.recommendation
     screenshot(page, "planner-changed")
+
+    # A parameter that makes no sense is explained next to its field; no plan is drawn from it.
+    page.fill("#id_attacker_budget", "-1")
+    page.click("#planner-form button[type=submit]")
+    page.wait_for_url("**attacker_budget=-1**")
+    assert "Attacker's budget (B_a)" in page.locator("#planner-errors").inner_text()
+    assert page.locator('[data-error-for="attacker_budget"]').inner_text() == (
+        "Ensure this value is greater than or equal to 0.")
+    assert page.locator("#recommendation, .js-plotly-plot").count() == 0
+    screenshot(page, "planner-error")
     assert page.script_errors == []

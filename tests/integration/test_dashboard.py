@@ -93,7 +93,7 @@ def _text(response) -> str:
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
 
 
-def test_pages_are_for_the_projects_leads_only(project, users):
+def test_pages_are_for_the_projects_leads_only(project, projects, users):
     version = ModelVersion.objects.get(project=project, is_current=True)
     run = SimulationRun.objects.create(project=project, strategies=["random"], batch_sizes=[2], initial=3,
                                        iterations=1, runs=1)
@@ -112,10 +112,16 @@ def test_pages_are_for_the_projects_leads_only(project, users):
     form = {"strategies": ["random"], "batch_sizes": "2", "initial": "3", "iterations": "1", "runs": "1"}
     assert annotator.post(start, form).status_code == 403
     assert outsider.post(start, form).status_code == 404
-    assert SimulationRun.objects.count() == 1
+    assert SimulationRun.objects.count() == 1  # refused before anything was stored
     # Another project's model or simulation is not found through this project.
-    other = reverse("learning:model-version", args=[project.pk + 1000, version.pk])
-    assert lead.get(other).status_code == 404
+    other = projects["B"]
+    foreign_version = ModelVersion.objects.create(project=other, tagger_kind="crf", status="ready")
+    foreign_run = SimulationRun.objects.create(project=other, strategies=["random"], batch_sizes=[2])
+    admin = _client(users["admin"])
+    assert admin.get(reverse("learning:model-version", args=[other.pk, foreign_version.pk])).status_code == 200
+    assert admin.get(reverse("learning:model-version", args=[project.pk, foreign_version.pk])).status_code == 404
+    assert admin.get(reverse("learning:simulation", args=[project.pk, foreign_run.pk]),
+                     HTTP_HX_REQUEST="true").status_code == 404
     # Without htmx the simulation's address shows it on the dashboard.
     response = lead.get(pages[2])
     assert response.status_code == 302
@@ -164,6 +170,22 @@ def test_dashboard_figures_are_the_model_versions_metrics(project, users):
             "model, 6 only with the previous one.") in text
 
 
+def test_a_project_without_models_gets_a_dashboard_that_says_so(projects, users):
+    project = projects["A"]
+    response = _client(users["lead"]).get(reverse("learning:dashboard", args=[project.pk]))
+    assert response.status_code == 200
+    assert "No model has been trained yet" in _text(response)
+    assert "No simulation yet." in _text(response)
+    assert 'id="curve-chart"' not in response.content.decode()
+    data = _chart_data(response)
+    assert (data["points"], data["current"], data["simulations"], data["overlay"]) == ([], None, [], "")
+    # The form offers the published protocol's settings, with Random, LCUB_6 and ROI_2 ticked.
+    html = response.content.decode()
+    assert re.findall(r'<input type="checkbox" name="strategies" value="([^"]+)"[^>]*checked', html) == [
+        "random", "LCUB_6", "ROI_2"]
+    assert 'name="batch_sizes" value="5, 10"' in html and 'name="iterations" value="10"' in html
+
+
 def test_mcnemar_is_read_out_in_plain_words(project):
     version = ModelVersion.objects.get(project=project, is_current=True)
     first = ModelVersion.objects.filter(project=project).order_by("created_at").first()
@@ -200,8 +222,8 @@ def test_model_version_page_shows_its_scores_training_set_and_test(project, user
     assert f"Gold documents {len(version.gold_document_ids)} Silver sentences 2 machine-labelled" in text
     assert "Documents 7 Tokens 2600 Annotator-hours 0.25" in text
     assert "Training 2.5 s Scoring the pool 0.5 s (37 records)" in text
-    assert f"point 2 of 3" in text
-    # The previous model was better by chance only: p = 0.002 with 25 against 5 is significantly better.
+    assert "point 2 of 3" in text
+    # Against model #1: p = 0.002, with 25 tokens right only now and 5 only before: significantly better.
     assert "the new model is significantly better than the previous one at p < 0.05 (p = 0.0020" in text
     cells = re.findall(r"<td>(\d+)</td>", re.search(r'id="mcnemar-table">(.*?)</table>', html, re.S).group(1))
     assert cells == ["3900", "25", "5", "60"]
@@ -302,3 +324,9 @@ def test_a_valid_simulation_is_queued_followed_and_shown_when_done(project, user
     data = _chart_data(page)
     assert data["overlay"] == f"{run.pk}:2"
     assert [s["id"] for s in data["simulations"]] == [run.pk]
+    # While a newer simulation waits, the page follows it and keeps drawing the finished one's curves.
+    newer = SimulationRun.objects.create(project=project, strategies=["random"], batch_sizes=[2], initial=3)
+    page = client.get(dashboard)
+    shown = f'id="simulation-run" class="card dash-sim" data-run="{newer.pk}" data-status="queued"'
+    assert shown in page.content.decode()
+    assert _chart_data(page)["overlay"] == f"{run.pk}:2"

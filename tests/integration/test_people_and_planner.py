@@ -26,12 +26,10 @@ def seeded(django_db_setup, django_db_blocker):
     """One seeded project for the module (about 10 s), in a transaction rolled back at the end: each test
     runs in a savepoint inside it, and nothing the seeding queues (a retrain) is ever committed."""
     fast_hashing = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
-    import time; t0 = time.time()
     with django_db_blocker.unblock(), transaction.atomic():
         with fast_hashing:
             seeded = seed_dashboard_project(name="People", password=PASSWORD, batches=3, batch_size=6,
                                             simulate=False)
-        print('SEED', time.time() - t0)
         yield seeded
         transaction.set_rollback(True)
 
@@ -182,6 +180,10 @@ def test_parameters_from_the_query_string_are_played(seeded, lead):
     assert (result.cost_source, result.cost_per_document, result.phi_source, result.phi_per_document) == (
         "entered", 12.5, "entered", 10.0)
     assert result.plan.alphas == list(range(26, 49))  # 2000 / 12.5 = 160 > 48 in the pool
+
+    # Almost free annotation and no cap: α stops at a size that keeps the grid's arithmetic sound.
+    response = lead.get(url, {"cost_per_document": "1e-9", "max_documents": ""})
+    assert response.context["result"].plan.alphas[-1] == 10_000_000
 
 
 @pytest.mark.parametrize(("query", "message"), [
