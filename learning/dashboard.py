@@ -27,7 +27,7 @@ METRICS: tuple[tuple[str, str, str, str | None], ...] = (
     ("token_f1", "Token F1 (PHI vs not)", "token", "f1"),
     ("token_p", "Token precision (PHI vs not)", "token", "p"),
     ("token_r", "Token recall (PHI vs not)", "token", "r"),
-    ("leakage", "Leakage (PHI tokens missed)", "leakage", None),
+    ("leakage", "Leakage", "leakage", None),
 )
 #: The metrics the evaluation also reports per PHI type (entity level).
 PER_TYPE_METRICS = {"entity_f1": "f1", "entity_p": "p", "entity_r": "r"}

@@ -132,15 +132,20 @@ class SilverSentence(models.Model):
         ordering = ["document", "start"]
 
 
+class RunStatus(models.TextChoices):
+    """The states of a background computation a lead starts (a simulation, a clustering)."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class SimulationRun(models.Model):
     """A replay of active learning on the project's own annotated documents (ALGORITHMS.md §1, §5):
     strategies × batch sizes × runs, run by a worker, its curves overlaid on the project's live curve."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = RunStatus
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="simulations")
     requested_by = models.ForeignKey(
@@ -171,11 +176,7 @@ class SimulationRun(models.Model):
 class Clustering(models.Model):
     """Stylometric clusters of a project's documents (ALGORITHMS.md §8); the newest one is used."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = RunStatus
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="clusterings")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

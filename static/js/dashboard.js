@@ -118,7 +118,7 @@
         return [p.id, p.url, p.n_documents, p.n_tokens, p.annotator_hours, p.strategy || "\u2014",
                 s.type && p.per_type[s.type] ? p.per_type[s.type].support : ""];
       }),
-      name: "This project's models", mode: "lines+markers",
+      name: "This project's models", mode: "lines+markers", cliponaxis: false,
       line: { color: LIVE, width: 3 },
       marker: {
         color: LIVE, line: { color: "#fff", width: 1.5 },
@@ -159,10 +159,11 @@
         tickformat: s.x === "annotator_hours" ? ".2f" : ",d", linecolor: "#c3cad6", showline: true
       },
       yaxis: {
-        title: { text: built.metricLabel + (s.type ? " \u00b7 " + s.type : "") }, range: yRange(built.traces, s.metric),
+        title: { text: (isLeakage(s.metric) ? "Leakage (share of PHI tokens missed)" : built.metricLabel) +
+          (s.type ? " \u00b7 " + s.type : "") }, range: yRange(built.traces, s.metric),
         tickformat: isLeakage(s.metric) ? ".1%" : ".2f", gridcolor: GRID, zeroline: false, linecolor: "#c3cad6", showline: true
       },
-      legend: { orientation: "h", x: 0, y: -0.16, xanchor: "left", yanchor: "top" },
+      showlegend: true, legend: { orientation: "h", x: 0, y: -0.16, xanchor: "left", yanchor: "top" },
       hoverlabel: { font: { family: FONT.family, size: 13 } }
     };
     var config = {

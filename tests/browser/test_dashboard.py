@@ -152,7 +152,7 @@ def test_dashboard_of_a_seeded_project_shows_the_stored_figures(live_server, new
     live = traces(page, "live")[0]
     assert live["x"] == pytest.approx([v.annotator_hours for v in versions])
     assert live["y"] == pytest.approx([v.metrics["leakage"] for v in versions], abs=1e-12)
-    assert chart_title(page) == "Dashboard: Leakage (PHI tokens missed) against annotator-hours · all PHI types"
+    assert chart_title(page) == "Dashboard: Leakage against annotator-hours · all PHI types"
     page.locator("#curve").scroll_into_view_if_needed()
     screenshot(page, "dashboard-02-leakage-by-hours")
     choose(page, "x", "n_tokens")
