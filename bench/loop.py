@@ -21,8 +21,8 @@ database every 25 ms, sees a current ranking made by a new model version. From t
 the wait in the queue (started − created), training (trained − started: fitting, evaluating, staging) and
 scoring (finished − trained: every shard, then publishing); tokens scored per second are the tokens of the
 scored records (counted once with ``learning.core.text.tokenize``) over the scoring seconds. Another
-annotator, one with no open record, then asks for a record, which must be the new ranking's first. The worker is stopped (also on
-failure) before the next N.
+annotator, one with no open record, then asks for a record, which must be the new ranking's first. The
+worker is stopped (also on failure) before the next N.
 
 The first retrain a fresh worker runs is *cold*: its processes have featurized nothing yet (each process
 keeps its own ``FeatureCache``) and import crfsuite on first use; the later ones (``--repeats`` - 1 of them)
@@ -200,7 +200,8 @@ def summarise(runs: list[dict]) -> dict:
     """One worker count's runs: the first is cold, the rest warm (their median)."""
     def stage(key: str, digits: int = 3) -> dict:
         warm = [run[key] for run in runs[1:] if run[key] is not None]
-        return {"cold": rounded(runs[0][key], digits), "warm": rounded(statistics.median(warm), digits) if warm else None}
+        return {"cold": rounded(runs[0][key], digits),
+                "warm": rounded(statistics.median(warm), digits) if warm else None}
 
     return {
         "seconds_to_new_ranking": stage("seconds_to_new_ranking"),
@@ -226,7 +227,8 @@ def main() -> None:
                         help="pool documents per scoring task (default $DEIDLOOP_SHARD_DOCUMENTS or 250)")
     parser.add_argument("--workers", default="1,2", help="worker process counts to measure, e.g. 1,2")
     parser.add_argument("--repeats", type=int, default=2, help="retrains per worker count (first cold, rest warm)")
-    parser.add_argument("--max-iterations", type=int, default=None, help="CRF L-BFGS iterations (default: the tagger's)")
+    parser.add_argument("--max-iterations", type=int, default=None,
+                        help="CRF L-BFGS iterations (default: the tagger's)")
     parser.add_argument("--no-evaluation", dest="evaluation", action="store_false",
                         help="no evaluation set (a retrain then skips evaluating)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for one new ranking")

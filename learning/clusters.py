@@ -35,6 +35,8 @@ SYNC_LIMIT = 2000
 #: and ~4 s). Beyond that a seeded random sample is clustered and every other document joins the cluster
 #: whose centre is nearest in the same standardised features.
 MAX_CLUSTERED = 4000
+#: The sample is drawn with a fixed seed: clustering the same documents again gives the same clusters.
+SAMPLE_SEED = 0
 #: A clustering queued or running for longer than this is taken for dead (its worker crashed), so a
 #: lead may ask for a new one.
 STALE_AFTER = timedelta(hours=1)
@@ -158,7 +160,7 @@ def _cluster_project(project: Project) -> tuple[list[int], stylometry.Clustering
     matrix = np.vstack(blocks)
     if matrix.shape[0] <= MAX_CLUSTERED:
         return document_ids, stylometry.cluster_features(matrix, names)
-    return document_ids, _cluster_sample(matrix, names, seed=project.pk)
+    return document_ids, _cluster_sample(matrix, names, seed=SAMPLE_SEED)
 
 
 def _cluster_sample(matrix: np.ndarray, names: Sequence[str], *, seed: int) -> stylometry.Clustering:
@@ -175,22 +177,13 @@ def _cluster_sample(matrix: np.ndarray, names: Sequence[str], *, seed: int) -> s
         centres = np.array([z[sample][on_sample.labels == c].mean(axis=0) for c in range(on_sample.k)])
         labels = ((z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
         labels[sample] = on_sample.labels
-        labels = _numbered_by_size(labels)
+        labels = stylometry.numbered_by_size(labels)
     k = int(labels.max()) + 1
     return stylometry.Clustering(
         labels=labels, k=k, dunn=on_sample.dunn, kept_features=on_sample.kept_features,
         feature_names=on_sample.feature_names,
         cluster_means=np.array([matrix[labels == c].mean(axis=0) for c in range(k)]),
     )
-
-
-def _numbered_by_size(labels: np.ndarray) -> np.ndarray:
-    """Clusters renumbered so that 0 is the largest (ties: the one whose first document comes first)."""
-    clusters, first, sizes = np.unique(labels, return_index=True, return_counts=True)
-    order = sorted(range(clusters.size), key=lambda c: (-sizes[c], first[c]))
-    new_id = np.empty(int(clusters.max()) + 1, dtype=int)
-    new_id[clusters[order]] = np.arange(clusters.size)
-    return new_id[labels]
 
 
 def _json_float(value: float) -> float | str:

@@ -86,7 +86,6 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     recall_bias: dict[str, Any] = {}
     if evaluation:
         eval_tokens = [tokenize(document.text) for document in evaluation]
-        eval_marginals = tagger.predict_marginals(evaluation)
         labels = list(tagger.labels_)
         predicted = tagger.predict(evaluation)
         metrics = evaluate(evaluation, predicted, eval_tokens)
@@ -94,6 +93,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         if comparison:
             metrics["mcnemar_vs_previous"] = comparison
         if project.recall_bias_beta:
+            eval_marginals = tagger.predict_marginals(evaluation)
             chosen = tune_recall_bias(eval_marginals, [gold_tags(d, t) for d, t in zip(evaluation, eval_tokens)],
                                       labels, project.recall_bias_beta)
             biased = [recall_biased_spans(t, m, labels, chosen.tau_main, chosen.tau_alt)

@@ -56,6 +56,7 @@ __all__ = [
     "diverse_batch",
     "drop_redundant_features",
     "dunn_index",
+    "numbered_by_size",
     "feature_matrix",
     "standardize",
 ]
@@ -450,7 +451,7 @@ class Clustering:
         return np.bincount(self.labels, minlength=self.k).tolist()
 
 
-def _by_size(labels: np.ndarray) -> np.ndarray:
+def numbered_by_size(labels: np.ndarray) -> np.ndarray:
     """Renumber clusters so that 0 is the largest, ties broken by the earliest document."""
     clusters, first, sizes = np.unique(labels, return_index=True, return_counts=True)
     order = sorted(range(clusters.size), key=lambda c: (-sizes[c], first[c]))
@@ -490,7 +491,7 @@ def cluster_features(
         # (fcluster's "maxclust" returns fewer then).
         cuts = {k: cut_tree(tree, n_clusters=k).ravel() for k in range(2, k_hi + 1)}
         dunn = {k: _dunn_from_distances(distances, cut) for k, cut in cuts.items()}
-        labels = _by_size(cuts[best_k(dunn)])
+        labels = numbered_by_size(cuts[best_k(dunn)])
     k = int(labels.max()) + 1 if n else 0
     means = np.array([x[labels == c].mean(axis=0) for c in range(k)]).reshape(k, x.shape[1])
     return Clustering(

@@ -301,15 +301,10 @@
     if (text && message.text) text.textContent = message.text;
   }
 
-  function connect(delay) {
+  function follow() {
     var section = document.getElementById("simulation");
-    if (!section || !window.WebSocket) return;
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var socket;
-    try { socket = new WebSocket(scheme + location.host + section.dataset.socket); } catch (e) { return; }
-    socket.onopen = function () { delay = 1000; };
-    socket.onmessage = function (event) {
-      var message = JSON.parse(event.data);
+    if (!section || !window.deidloopFollow) return;
+    window.deidloopFollow(section.dataset.socket, {message: function (message) {
       if (message.type !== "notice") return;
       if (message.kind === "simulation_progress") {
         showProgress(message);
@@ -317,11 +312,7 @@
       } else if (message.kind === "simulation_done") {
         refreshSimulation();
       }
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4403) return;
-      setTimeout(function () { connect(Math.min(delay * 2, 30000)); }, delay);
-    };
+    }});
   }
 
   function wireDownloads() {
@@ -358,7 +349,7 @@
       wireDownloads();
     }
     document.body.addEventListener("htmx:afterSettle", absorbSimulation);
-    connect(1000);
+    follow();
   }
 
   window.deidloopDashboard = { state: state, render: renderCurve };

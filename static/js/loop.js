@@ -3,8 +3,7 @@
 (function () {
   "use strict";
   var root = document.getElementById("loop-state");
-  if (!root) return;
-  var delay = 1000;
+  if (!root || !window.deidloopFollow) return;
 
   function refresh() {
     fetch(root.dataset.refresh, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
@@ -15,38 +14,24 @@
 
   function show(message) {
     var box = root.querySelector("#retrain-progress");
-    var stage = root.querySelector("[data-progress-stage]");
-    var text = root.querySelector("[data-progress-text]");
-    var bar = box && box.querySelector("progress");
     if (!box) return;
+    var bar = box.querySelector("progress");
     box.hidden = false;
-    stage.textContent = message.stage.charAt(0).toUpperCase() + message.stage.slice(1);
-    text.textContent = message.text;
-    if (message.stage === "queued") bar.value = 0;
+    root.querySelector("[data-progress-stage]").textContent =
+      message.stage.charAt(0).toUpperCase() + message.stage.slice(1);
+    root.querySelector("[data-progress-text]").textContent = message.text;
+    if (message.stage === "queued" || message.stage === "failed") bar.value = 0;
     else if (message.stage === "training") bar.value = 5;
     else if (message.stage === "scoring" && message.total) bar.value = 10 + Math.round(90 * message.done / message.total);
-    else if (message.stage === "failed") bar.value = 0;
   }
 
-  function connect() {
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new WebSocket(scheme + location.host + root.dataset.socket);
-    socket.onopen = function () { delay = 1000; };
-    socket.onmessage = function (event) {
-      var message = JSON.parse(event.data);
-      if (message.type !== "notice") return;
-      if (message.kind === "retrain_progress") {
-        show(message);
-        if (message.stage === "failed") refresh();
-      } else if (message.kind === "ranking_ready") {
-        refresh();
-      }
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4403) return;
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    };
-  }
-  connect();
+  window.deidloopFollow(root.dataset.socket, {message: function (message) {
+    if (message.type !== "notice") return;
+    if (message.kind === "retrain_progress") {
+      show(message);
+      if (message.stage === "failed") refresh();
+    } else if (message.kind === "ranking_ready") {
+      refresh();
+    }
+  }});
 })();

@@ -2,12 +2,11 @@
 (function () {
   "use strict";
   var panel = document.getElementById("presence");
-  if (!panel) return;
+  if (!panel || !window.deidloopFollow) return;
   var list = panel.querySelector("[data-presence-list]");
   var empty = panel.querySelector("[data-presence-empty]");
   var notice = panel.querySelector("[data-presence-notice]");
   var status = panel.querySelector("[data-presence-status]");
-  var delay = 1000;
 
   function render(annotators) {
     list.replaceChildren();
@@ -27,21 +26,12 @@
     empty.hidden = annotators.length > 0;
   }
 
-  function connect() {
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new WebSocket(scheme + location.host + panel.dataset.socket);
-    socket.onopen = function () { delay = 1000; status.hidden = true; };
-    socket.onmessage = function (event) {
-      var message = JSON.parse(event.data);
+  window.deidloopFollow(panel.dataset.socket, {
+    open: function () { status.hidden = true; },
+    lost: function () { status.hidden = false; },
+    message: function (message) {
       if (message.type === "presence") render(message.annotators);
       else if (message.type === "notice") { notice.textContent = message.text; notice.hidden = false; }
-    };
-    socket.onclose = function (event) {
-      if (event.code === 4403) return;  // not (or no longer) allowed: do not knock again
-      status.hidden = false;
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    };
-  }
-  connect();
+    },
+  });
 })();
