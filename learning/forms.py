@@ -42,7 +42,7 @@ class JSONObjectField(forms.CharField):
 class LoopSettingsForm(forms.Form):
     tagger_kind = forms.ChoiceField(label="Tagger", choices=[(k, TAGGER_LABELS.get(k, k)) for k in TAGGERS])
     tagger_params = JSONObjectField(label="Tagger parameters", required=False,
-                                    help_text='e.g. {"max_iterations": 100, "c1": 0.1} for the CRF')
+                                    help_text='e.g. {"max_iterations": 50, "c1": 0.1} for the CRF')
     strategy = forms.ChoiceField(label="Query strategy", choices=strategy_choices())
     strategy_params = JSONObjectField(
         label="Strategy parameters", required=False,

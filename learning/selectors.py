@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from annotator.models import Project
-from annotator.selectors import ranking_top, submission_count
+from annotator.selectors import project_overview, ranking_top, submission_count
 from learning import jobs, services
 from learning.costs import cost_fits
 from learning.models import ModelVersion, RetrainJob, SilverSentence
@@ -27,6 +27,7 @@ def loop_state(*, project: Project) -> dict:
         "active": active,
         "progress": job_progress(active) if active else None,
         "jobs": list(RetrainJob.objects.filter(project=project).select_related("requested_by")[:10]),
+        "overview": project_overview(project=project),
         "submissions": submissions,
         "new_submissions": max(submissions - jobs.submissions_at_last_request(project), 0),
         "ranking": ranking_top(project=project),
