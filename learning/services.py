@@ -105,15 +105,17 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     strategy, strategy_note = project_strategy(project)
     artifact = _save(job, tagger)
     pool_ids = unlabelled_pool_ids(project=project)
+    n_tokens = sum(len(tokenize(d.text)) for d in gold)
     with transaction.atomic():
         locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
         if locked.attempt != job.attempt:
+            Path(artifact).unlink(missing_ok=True)
             raise jobs.Superseded(job.pk)
         ranking = stage_ranking(project=project, strategy=strategy.name,
                                 strategy_params={**strategy.params, **strategy_note})
         locked.result = {
             "metrics": metrics, "train_seconds": train_seconds, "labels": list(tagger.labels_),
-            "n_documents": len(gold), "n_tokens": sum(len(tokenize(d.text)) for d in gold),
+            "n_documents": len(gold), "n_tokens": n_tokens,
             "annotator_hours": annotator_hours(project=project), "gold": [d.name for d in gold],
             "strategy": {"name": strategy.name, "kind": strategy.kind, "params": dict(strategy.params),
                          **strategy_note},
@@ -192,7 +194,8 @@ def _silver_rows(silver: Sequence[CorpusDocument]) -> list[list[Any]]:
 
 def _save(job: RetrainJob, tagger: Any) -> Path:
     """Write the trained tagger where every worker can read it (atomically: a reader never sees half)."""
-    path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}.pickle"
+    # One file per attempt: an attempt that was taken over must not overwrite its successor's model.
+    path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}-{job.attempt}.pickle"
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.partial")
     partial.write_bytes(pickle.dumps(tagger, protocol=pickle.HIGHEST_PROTOCOL))
