@@ -1,0 +1,59 @@
+"""The loop page in a real browser: the model and queue figures are the database's, and a lead's settings
+change is stored, listed in the page's history and announced as taking effect at the next retrain."""
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import AuditEvent, Document
+from learning.models import ModelVersion
+from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, screenshot
+from tests.seeding import seed_dashboard_project
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server, new_page):
+    seeded = seed_dashboard_project(name="Settings", password=PASSWORD, batches=1, batch_size=6, simulate=False)
+    project = seeded.project
+    current = ModelVersion.objects.get(project=project, is_current=True)
+    page = new_page()
+    log_in(page, live_server.url, seeded.lead.username, f"/projects/{project.pk}/loop/")
+    assert page.script_errors == []
+
+    state = page.locator("#loop-state")
+    waiting = Document.objects.filter(project=project, role="pool", status="pool").count()
+    assert f"{waiting} in the pool" in " ".join(state.locator(".stats").inner_text().split())
+    assert f"#{current.pk}" in state.inner_text()
+    assert f"{current.metrics['entity']['f1']:.3f}" in state.inner_text()
+    assert "LCUB_6" in state.locator("section", has_text="Ranking").inner_text()
+    screenshot(page, "loop-state")
+
+    page.select_option("select[name=strategy]", "ROI_measured")
+    page.fill("textarea[name=strategy_params]", '{"value_seconds": 45}')
+    page.fill("input[name=batch_size]", "10")
+    page.click("form.settings button[type=submit]")
+    page.wait_for_load_state()
+    assert "the next retrain uses them" in page.locator(".message").inner_text()
+
+    project.refresh_from_db()
+    assert (project.strategy, project.strategy_params, project.batch_size) == (
+        "ROI_measured", {"value_seconds": 45}, 10)
+    event = AuditEvent.objects.get(project=project, detail__has_key="settings")
+    assert event.user == seeded.lead and event.detail["settings"]["batch_size"] == [6, 10]
+    history = page.locator("#history + table").inner_text()
+    assert "ROI_measured" in history and seeded.lead.username in history
+    page.locator("#history").scroll_into_view_if_needed()
+    screenshot(page, "loop-settings-changed")
+
+    # A parameter the strategy does not take is refused where it was typed, and nothing changes.
+    page.select_option("select[name=strategy]", "ELB_3")
+    page.fill("textarea[name=strategy_params]", '{"theta": 0.5}')
+    page.click("form.settings button[type=submit]")
+    page.wait_for_load_state()
+    assert "takes no parameter" in page.locator(".field.invalid").inner_text()
+    project.refresh_from_db()
+    assert project.strategy == "ROI_measured"
+    assert page.script_errors == []
