@@ -31,7 +31,11 @@ def cost_fits(*, project: Project) -> dict:
 
     Annotators with too few timed records get None (the overall fit stands for them).
     """
-    rows = cost_records(project=project)
+    return fits_of(cost_records(project=project))
+
+
+def fits_of(rows: list[dict]) -> dict:
+    """:func:`cost_fits` of records already read (``annotator.selectors.cost_records``)."""
     by_annotator: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_annotator[row["annotator__username"]].append(row)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from annotator.models import Project
 from annotator.selectors import cost_records
 from learning.core.costs import MIN_RECORDS, CostFit
-from learning.costs import cost_fits
+from learning.costs import fits_of
 
 __all__ = ["DEFAULT_HOURLY_RATE", "HOURLY_RATE_HELP", "AverageRecord", "PeopleRow", "RecordCost", "people_summary",
            "record_cost"]
@@ -147,7 +147,7 @@ def people_summary(*, project: Project, hourly_rate: float = DEFAULT_HOURLY_RATE
     before the first timed record.
     """
     rows = cost_records(project=project)
-    fits = cost_fits(project=project)
+    fits = fits_of(rows)
     average = _average_record(rows)
     by_annotator: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
@@ -189,4 +189,4 @@ def record_cost(*, project: Project, hourly_rate: float = DEFAULT_HOURLY_RATE) -
     if not (math.isfinite(hourly_rate) and hourly_rate >= 0):
         raise ValueError(f"the hourly rate must be a finite amount ≥ 0, got {hourly_rate!r}")
     rows = cost_records(project=project)
-    return _record_cost(cost_fits(project=project)["overall"], _average_record(rows), hourly_rate)
+    return _record_cost(fits_of(rows)["overall"], _average_record(rows), hourly_rate)
