@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from annotator.formats.errors import FormatError
+from corpus.formats.errors import FormatError
 from annotator.models import Project
 from annotator.schemas import UnknownSchemaError
 from annotator.selectors import can_manage, projects_for

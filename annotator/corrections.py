@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, Mapping
 
+from corpus.span_json import read_span
+
 
 @dataclass(frozen=True)
 class Corrections:
@@ -26,7 +28,8 @@ class Corrections:
 
 
 def _key(span: Mapping) -> tuple[int, int, str]:
-    return int(span["start"]), int(span["end"]), str(span["label"])
+    offsets = read_span(span)
+    return offsets.start, offsets.end, offsets.label
 
 
 def count_corrections(suggested: Iterable[Mapping], final: Iterable[Mapping]) -> Corrections:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from annotator.models import Annotation, Document, Membership, Project
-from learning.core.types import Document as CorpusDocument
-from learning.core.types import Span
+from corpus.span_json import gold_spans
+from corpus.types import Document as CorpusDocument
 
 MANAGING_ROLES = (Membership.Role.ADMIN, Membership.Role.LEAD)
 
@@ -59,10 +59,7 @@ def gold_documents(
     )
     documents = []
     for external_id, text, meta, spans in rows:
-        kept = sorted(
-            Span(span["start"], span["end"], span["label"]) for span in spans if span.get("origin") != "silver"
-        )
-        documents.append(CorpusDocument(text=text, spans=tuple(kept), name=external_id, meta=meta or {}))
+        documents.append(CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {}))
     return documents
 
 
@@ -105,7 +102,7 @@ def workbench_payload(*, annotation: Annotation) -> dict:
     """Everything the workbench page needs for one record, as JSON-ready values."""
     from django.urls import reverse
 
-    from learning.core.text import tokenize
+    from corpus.text import tokenize
 
     document = annotation.document
     project = document.project

@@ -14,9 +14,9 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
-from learning.core.bio import spans_to_bio  # noqa: E402
+from corpus.bio import spans_to_bio  # noqa: E402
 from learning.core.taggers.crf import CRFTagger  # noqa: E402
-from learning.core.text import tokenize  # noqa: E402
+from corpus.text import tokenize  # noqa: E402
 from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 

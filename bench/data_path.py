@@ -16,7 +16,8 @@ from django_env import SHARED, setup_scratch_database
 
 def main() -> None:
     setup_scratch_database()
-    from annotator.formats import read_corpus, write_corpus
+    from corpus.formats import read_corpus, write_corpus
+    from corpus.span_json import write_span
     from annotator.models import Annotation, Document, Project
     from annotator.services.exports import export_corpus
     from annotator.services.imports import content_hash, import_path
@@ -48,18 +49,18 @@ def main() -> None:
             )
             Annotation.objects.create(
                 document=row, source=Annotation.Source.IMPORT, state=Annotation.State.SUBMITTED,
-                spans=[{"start": s.start, "end": s.end, "label": s.label, "origin": "human"} for s in document.spans],
+                spans=[write_span(s, origin="human") for s in document.spans],
             )
         reference_import_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        from learning.core.types import Document as CorpusDocument
-        from learning.core.types import Span
+        from corpus.span_json import gold_spans
+        from corpus.types import Document as CorpusDocument
 
         documents = []
         for row in Document.objects.filter(project=reference).order_by("id"):
             annotation = row.annotations.filter(state=Annotation.State.SUBMITTED).latest("id")
-            documents.append(CorpusDocument(text=row.text, name=row.external_id, spans=tuple(
-                Span(s["start"], s["end"], s["label"]) for s in annotation.spans)))
+            documents.append(CorpusDocument(text=row.text, name=row.external_id,
+                                            spans=gold_spans(annotation.spans)))
         write_corpus(documents, out / "reference", "brat")
         reference_export_seconds = time.perf_counter() - started
     finally:

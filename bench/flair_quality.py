@@ -21,7 +21,7 @@ if str(REPO_ROOT) not in sys.path:
 from learning.core.metrics import evaluate  # noqa: E402
 from learning.core.registry import parse_params  # noqa: E402
 from learning.core.taggers.flair_tagger import BiLSTMCRFTagger  # noqa: E402
-from learning.core.text import tokenize  # noqa: E402
+from corpus.text import tokenize  # noqa: E402
 from tests.unit.core.meddocan import read_split  # noqa: E402
 
 

@@ -20,7 +20,7 @@ The clock starts just before the batch-completing ``submit`` call and stops when
 database every 25 ms, sees a current ranking made by a new model version. From the job's timestamps come
 the wait in the queue (started − created), training (trained − started: fitting, evaluating, staging) and
 scoring (finished − trained: every shard, then publishing); tokens scored per second are the tokens of the
-scored records (counted once with ``learning.core.text.tokenize``) over the scoring seconds. Another
+scored records (counted once with ``corpus.text.tokenize``) over the scoring seconds. Another
 annotator, one with no open record, then asks for a record, which must be the new ranking's first. The
 worker is stopped (also on failure) before the next N.
 
@@ -72,13 +72,13 @@ POLL_SECONDS = 0.025
 @dataclass(frozen=True)
 class PoolRecord:
     """Where a pool record's text came from: its spans are the source's, moved by the added first line."""
-    source: object  # learning.core.types.Document
+    source: object  # corpus.types.Document
     shift: int
 
 
 def replicate(sources: list, n: int) -> tuple[list, dict[str, PoolRecord]]:
     """``n`` pool documents: the sources again and again, each replica under a first line of its own."""
-    from learning.core.types import Document as CorpusDocument
+    from corpus.types import Document as CorpusDocument
 
     documents, origin = [], {}
     for i in range(n):
@@ -91,8 +91,9 @@ def replicate(sources: list, n: int) -> tuple[list, dict[str, PoolRecord]]:
 
 
 def true_spans(record: PoolRecord) -> list[dict]:
-    return [{"start": s.start + record.shift, "end": s.end + record.shift, "label": s.label, "origin": "human"}
-            for s in record.source.spans]
+    from corpus.span_json import write_span
+
+    return [write_span(s, origin="human", shift=record.shift) for s in record.source.spans]
 
 
 def seconds(later, earlier) -> float | None:
@@ -255,12 +256,12 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
 
-    from annotator.formats import read_corpus
+    from corpus.formats import read_corpus
     from annotator.models import Document, Membership
     from annotator.services.imports import import_documents
     from annotator.services.projects import create_project, set_membership
-    from learning.core.text import tokenize
-    from learning.services import train_and_rank
+    from corpus.text import tokenize
+    from learning.services.retrain import train_and_rank
     from tests.integration.celery_worker import Worker
 
     train = read_corpus(MEDDOCAN / "train", "brat")

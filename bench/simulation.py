@@ -26,7 +26,7 @@ import json  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from annotator.formats import read_corpus  # noqa: E402
+from corpus.formats import read_corpus  # noqa: E402
 from learning.core.registry import tagger_factory  # noqa: E402
 from learning.core.simulation import plot_results, simulate  # noqa: E402
 

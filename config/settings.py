@@ -5,12 +5,13 @@ their URLs before anything reads these settings).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
+
+from config._compat.plotly import plotly_js_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("DEIDLOOP_DATA_DIR") or os.environ.get("DEIDLOOP_VAR") or BASE_DIR / "var")
@@ -146,7 +147,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 if (BASE_DIR / "node_modules" / "htmx.org" / "dist").is_dir():
     STATICFILES_DIRS.append(("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"))
 # plotly's JavaScript ships inside its Python wheel (installed from PyPI with the other requirements).
-STATICFILES_DIRS.append(("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"))
+STATICFILES_DIRS.append(("vendor/plotly", plotly_js_folder()))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

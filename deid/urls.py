@@ -1,8 +1,8 @@
 from django.urls import path
 
-from deid import views
+from deid.views import planner
 
 app_name = "deid"
 urlpatterns = [
-    path("projects/<int:project_id>/release-planner/", views.planner, name="planner"),
+    path("projects/<int:project_id>/release-planner/", planner.planner, name="planner"),
 ]

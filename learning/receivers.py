@@ -7,7 +7,7 @@ from django.dispatch import receiver
 
 from annotator.models import Project
 from annotator.signals import annotation_submitted
-from learning import jobs
+from learning.services import jobs
 from learning.models import RetrainJob
 
 log = logging.getLogger(__name__)

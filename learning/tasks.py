@@ -1,4 +1,5 @@
-"""Celery tasks of the loop: retrain a project, score its pool in shards (a chord), publish, recover.
+"""Every Celery task of learning: retrain a project, score its pool in shards (a chord), publish, recover;
+run a simulation; compute stylometric clusters.
 
 Every task is idempotent: ``retrain`` claims the job in the database before working on it, and shard and
 publish tasks carry the attempt they belong to, so a message delivered twice, or one left over from an
@@ -13,8 +14,8 @@ import logging
 from celery import chord, shared_task
 from celery.signals import worker_ready
 
-from learning import jobs, services
-from learning.models import RetrainJob
+from learning.services import jobs, retrain as services
+from learning.models import Clustering, RetrainJob
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +88,28 @@ def recover_jobs() -> list[int]:
 
 @shared_task(name="learning.simulate")
 def simulate_project(run_id: int) -> str:
-    from learning.simulations import run_simulation
+    from learning.services.simulations import run_simulation
 
     run = run_simulation(run_id)
     return "not claimed" if run is None else f"{run.status} in {(run.finished_at - run.started_at).total_seconds():.0f} s"
+
+
+@shared_task(name="learning.cluster")
+def cluster(clustering_id: int) -> str:
+    """Compute a queued clustering; a repeated message finds it claimed and does nothing."""
+    from learning.services.clustering import run_clustering
+
+    clustering = run_clustering(clustering_id)
+    if clustering is None:
+        return "not claimed"
+    return f"{clustering.status}: {clustering.k} clusters" if not clustering.error else f"failed: {clustering.error}"
+
+
+def enqueue_clustering(clustering: Clustering) -> None:
+    """Send a queued clustering to the workers once the transaction that created it has committed."""
+    from django.db import transaction
+
+    transaction.on_commit(lambda: cluster.delay(clustering.pk))
 
 
 def enqueue(job: RetrainJob) -> None:
@@ -104,5 +123,3 @@ def enqueue(job: RetrainJob) -> None:
 def _recover_on_start(sender=None, **kwargs) -> None:
     recover_jobs.delay()
 
-
-from learning import cluster_tasks  # noqa: E402,F401 - registers learning.cluster

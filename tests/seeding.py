@@ -14,11 +14,11 @@ from annotator.services.annotations import submit
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
 from annotator.services.queue import next_record
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 from learning.models import RetrainJob, SimulationRun
-from learning import jobs
-from learning.services import run_here
-from learning.simulations import request_simulation, run_simulation
+from learning.services import jobs
+from learning.services.retrain import run_here
+from learning.services.simulations import request_simulation, run_simulation
 
 #: Seconds an annotator of the seeded project spends: per token, per missed PHI added, per wrong suggestion.
 SECONDS_PER_TOKEN, SECONDS_PER_FN, SECONDS_PER_FP = 0.15, 9.0, 4.0

@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.corrections import Corrections, count_corrections
-from annotator.formats import validate_spans
+from corpus.formats import validate_spans
 from annotator.models import Annotation, Assignment, AuditEvent, Document
 from annotator.services.audit import record_event
 from annotator.services.queue import extend_assignment
-from learning.core.types import Document as CorpusDocument
-from learning.core.types import Span
+from corpus.span_json import SpanJSONError, read_span, read_stored
+from corpus.types import Document as CorpusDocument
 
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600.0
 
@@ -45,29 +45,19 @@ class SaveResult:
 
 def _clean_spans(*, annotation: Annotation, spans: Sequence[dict]) -> list[dict]:
     project = annotation.document.project
-    cleaned = []
-    for span in spans:
-        try:
-            start, end, label = int(span["start"]), int(span["end"]), str(span["label"])
-        except (KeyError, TypeError, ValueError):
-            raise AnnotationError(f"a span needs integer start and end and a label, got {span!r}") from None
-        origin = span.get("origin", "human")
-        if origin not in {"model", "human"}:
-            raise AnnotationError(f"a span's origin is 'model' or 'human', got {origin!r}")
-        entry = {"start": start, "end": end, "label": label, "origin": origin,
-                 "status": "accepted" if span.get("status") == "accepted" or origin == "human" else "pending"}
-        if span.get("confidence") is not None:
-            entry["confidence"] = float(span["confidence"])
-        cleaned.append(entry)
-    cleaned.sort(key=lambda s: (s["start"], s["end"], s["label"]))
+    try:
+        stored = sorted((read_stored(span, origins=("model", "human")) for span in spans),
+                        key=lambda s: s.span)
+    except SpanJSONError as error:
+        raise AnnotationError(str(error)) from None
     problems = validate_spans(
-        [CorpusDocument(text=annotation.document.text, spans=tuple(Span(s["start"], s["end"], s["label"]) for s in cleaned),
+        [CorpusDocument(text=annotation.document.text, spans=tuple(s.span for s in stored),
                         name=annotation.document.external_id)],
         labels=project.labels or None, allow_overlap=project.allow_overlap,
     )
     if problems:
         raise AnnotationError("; ".join(str(problem) for problem in problems[:5]))
-    return cleaned
+    return [s.to_json() for s in stored]
 
 
 def _active(seconds) -> float:
@@ -109,8 +99,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
     final = [{**span, "origin": "human", "status": "accepted"}
              for span in _clean_spans(annotation=annotation, spans=spans)]
     if annotation.state == Annotation.State.SUBMITTED:
-        same = [(s["start"], s["end"], s["label"]) for s in annotation.spans] == [
-            (s["start"], s["end"], s["label"]) for s in final]
+        same = [read_span(s) for s in annotation.spans] == [read_span(s) for s in final]
         if same and version in (annotation.version - 1, annotation.version):
             return SaveResult(annotation=annotation, corrections=_stored_corrections(annotation), repeated=True)
         raise StaleAnnotation(annotation.version)
@@ -136,7 +125,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
     ).update(completed_at=now)
     document = annotation.document
     if document.n_tokens is None:  # the cost of a record is fitted on its token count
-        from learning.core.text import tokenize
+        from corpus.text import tokenize
 
         Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
     # With one annotator per record this submission completes it; with more, count the submissions.

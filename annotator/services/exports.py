@@ -7,7 +7,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from annotator.formats import write_corpus
+from corpus.formats import write_corpus
 from annotator.models import AuditEvent, Project
 from annotator.selectors import gold_documents
 from annotator.services.audit import record_event

@@ -9,11 +9,12 @@ from typing import Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.formats import read_corpus, validate_spans
-from annotator.formats.errors import SpanProblem
+from corpus.formats import read_corpus, validate_spans
+from corpus.formats.errors import SpanProblem
 from annotator.models import Annotation, AuditEvent, Document, Project
 from annotator.services.audit import record_event
-from learning.core.types import Document as CorpusDocument
+from corpus.span_json import write_span
+from corpus.types import Document as CorpusDocument
 
 FORMATS = ("txt", "jsonl", "brat", "conll", "i2b2xml")
 # Formats whose files say "these are all the spans": a document with none is annotated as PHI-free.
@@ -105,10 +106,7 @@ def import_documents(
                 [
                     Annotation(
                         document=row, annotator=None, source=Annotation.Source.IMPORT,
-                        spans=[
-                            {"start": span.start, "end": span.end, "label": span.label, "origin": "human"}
-                            for span in sorted(corpus_document.spans)
-                        ],
+                        spans=[write_span(span, origin="human") for span in sorted(corpus_document.spans)],
                         state=Annotation.State.SUBMITTED, submitted_at=now,
                     )
                     for row, corpus_document in zip(new_rows, new_sources)

@@ -15,6 +15,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, PoolScore, Project, Ranking
+from corpus.span_json import read_span, write_span
 
 
 @dataclass(frozen=True)
@@ -177,10 +178,7 @@ def next_record(*, project: Project, user) -> Handout | None:
 
 
 def _pre_annotations(stored: dict) -> tuple[list[dict], list]:
-    spans = [
-        {"start": int(s["start"]), "end": int(s["end"]), "label": s["label"], "confidence": s.get("confidence")}
-        for s in stored.get("spans", [])
-    ]
+    spans = [{**write_span(read_span(s)), "confidence": s.get("confidence")} for s in stored.get("spans", [])]
     return spans, list(stored.get("possible_missed", []))
 
 

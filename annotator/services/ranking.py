@@ -1,12 +1,13 @@
 """Publishing a new ranking of a project's pool: written aside (staged), then made current in one
-transaction, so the next-record query only ever reads a complete ranking.
+transaction, so the next-record query only ever reads a complete ranking. This module is the only writer
+of the ranking tables (Ranking, PoolScore); the order it writes is decided by ``learning.core.ordering``.
 
 A ranking may be written in pieces (one per shard of the pool, from several worker processes): each piece
 replaces whatever an earlier try wrote for the same documents, so writing a piece twice is harmless.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from django.db import connection, transaction
 
@@ -39,20 +40,39 @@ def scored_document_ids(*, ranking_id: int) -> set[int]:
     return set(PoolScore.objects.filter(ranking_id=ranking_id).values_list("document_id", flat=True))
 
 
+def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
+    """The documents a ranking scores and their scores (in document id order)."""
+    rows = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("document_id")
+                .values_list("document_id", "score"))
+    return [document_id for document_id, _ in rows], [score for _, score in rows]
+
+
+def order_ranking(*, ranking_id: int, document_ids: Sequence[int]) -> None:
+    """Number a ranking's scores 1..n in the order given (``learning.core.ordering`` decides it).
+
+    ``document_ids`` lists every document the ranking scores, best first; a mismatch is refused, so a ranking
+    is never left half-numbered.
+    """
+    with transaction.atomic():
+        scored = scored_document_ids(ranking_id=ranking_id)
+        if len(document_ids) != len(scored) or set(document_ids) != scored:
+            raise ValueError(f"an order of ranking {ranking_id} must list each of its {len(scored)} documents once")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                UPDATE {PoolScore._meta.db_table} AS p SET rank = ordered.rank
+                FROM unnest(%s::bigint[]) WITH ORDINALITY AS ordered(document_id, rank)
+                WHERE p.ranking_id = %s AND p.document_id = ordered.document_id
+                """,
+                [list(document_ids), ranking_id],
+            )
+
+
 @transaction.atomic
-def activate_ranking(*, ranking_id: int, model_version_id: int | None) -> Ranking:
-    """Number the staged ranking (best score first, ties by document id) and make it the current one."""
+def activate_ranking(*, ranking_id: int, model_version_id: int | None, order: Sequence[int]) -> Ranking:
+    """Number the staged ranking in ``order`` (document ids, best first) and make it the current one."""
     ranking = Ranking.objects.select_for_update().get(pk=ranking_id)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE annotator_poolscore AS p SET rank = ordered.position
-            FROM (SELECT id, row_number() OVER (ORDER BY score DESC, document_id) AS position
-                  FROM annotator_poolscore WHERE ranking_id = %s) AS ordered
-            WHERE p.id = ordered.id
-            """,
-            [ranking_id],
-        )
+    order_ranking(ranking_id=ranking_id, document_ids=order)
     Ranking.objects.filter(project_id=ranking.project_id, is_current=True).update(is_current=False)
     Ranking.objects.filter(pk=ranking_id).update(is_current=True, model_version_id=model_version_id)
     stale = Ranking.objects.filter(project_id=ranking.project_id, is_current=False, pk__lt=ranking_id)
@@ -65,14 +85,3 @@ def activate_ranking(*, ranking_id: int, model_version_id: int | None) -> Rankin
 def discard_ranking(*, ranking_id: int) -> None:
     """Drop a staged ranking that will never be published."""
     Ranking.objects.filter(pk=ranking_id, is_current=False).delete()
-
-
-@transaction.atomic
-def publish_ranking(
-    *, project: Project, model_version_id: int | None, strategy: str, strategy_params: dict,
-    entries: Iterable[tuple[int, float, dict]],
-) -> Ranking:
-    """Stage, fill and activate a ranking in one go. ``entries``: (document id, score, pre-annotations)."""
-    ranking = stage_ranking(project=project, strategy=strategy, strategy_params=strategy_params)
-    add_scores(ranking_id=ranking.pk, entries=entries)
-    return activate_ranking(ranking_id=ranking.pk, model_version_id=model_version_id)

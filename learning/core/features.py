@@ -37,7 +37,7 @@ from typing import Collection, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from learning.core.text import Token, sentence_bounds, tokenize
+from corpus.text import Token, sentence_bounds, tokenize
 
 __all__ = [
     "FeatureVocabulary",

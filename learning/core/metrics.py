@@ -5,8 +5,8 @@ Micro-averaged precision, recall and F1 at two levels:
 - **entity**: a predicted span counts when its start, end and type equal a gold span's (``entity``), or its
   start and end alone (``entity_binary``: PHI vs not, type ignored). Per type, with the gold count as
   support.
-- **token**: each token of :func:`learning.core.text.tokenize` takes the type of the span that covers it
-  (through :func:`learning.core.bio.spans_to_bio`). ``token`` is binary (PHI vs not), ``token_type`` needs the
+- **token**: each token of :func:`corpus.text.tokenize` takes the type of the span that covers it
+  (through :func:`corpus.bio.spans_to_bio`). ``token`` is binary (PHI vs not), ``token_type`` needs the
   same type. Leakage is the share of gold PHI tokens predicted non-PHI.
 
 Undefined ratios (no prediction, no gold) are 0, as in scikit-learn with ``zero_division=0``.
@@ -28,9 +28,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from learning.core.bio import label_of, spans_to_bio
-from learning.core.text import Token, tokenize
-from learning.core.types import Document, Span
+from corpus.bio import label_of, spans_to_bio
+from corpus.text import Token, tokenize
+from corpus.types import Document, Span
 
 __all__ = [
     "evaluate",

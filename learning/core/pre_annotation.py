@@ -11,9 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE, bio_to_spans
+from corpus.bio import OUTSIDE, bio_to_spans
 from learning.core.recall_bias import apply_recall_bias
-from learning.core.text import Token
+from corpus.span_json import write_span
+from corpus.text import Token
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
 MISSED_PHI_THRESHOLD = 0.2
@@ -41,8 +42,7 @@ def pre_annotations(
         first = int(np.searchsorted(starts, span.start))
         last = int(np.searchsorted(starts, span.end, side="left"))
         confidence = float(shown[first:max(last, first + 1)].min())
-        spans.append({"start": span.start, "end": span.end, "label": span.label,
-                      "confidence": round(confidence, 4)})
+        spans.append(write_span(span, confidence=round(confidence, 4)))
     o_index = list(labels).index(OUTSIDE)
     p_phi = 1.0 - marginals[:, o_index]
     unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))

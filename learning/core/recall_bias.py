@@ -20,10 +20,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE, bio_to_spans
+from corpus.bio import OUTSIDE, bio_to_spans
 from learning.core.metrics import f_beta
-from learning.core.text import Token
-from learning.core.types import Span
+from corpus.text import Token
+from corpus.types import Span
 
 __all__ = [
     "BETAS",

@@ -1,16 +1,18 @@
 """Taggers by name, for the command line, the Celery tasks and project settings.
 
 ``make_tagger("crf", max_iterations=50)`` returns a fresh, unfitted tagger; ``tagger_factory(...)`` returns
-a callable that makes one each time it is called (what simulation and self-training take). The heavy
+a callable that makes one each time it is called (what simulation and self-training take): a
+:func:`~learning.core.taggers.base.clone` of a prototype checked up front.  The heavy
 taggers are imported only when asked for, so naming the unigram tagger never loads torch.
 """
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 from functools import partial
 from typing import Any, Callable
+
+from learning.core.taggers.base import BaseTagger, clone
 
 __all__ = ["TAGGERS", "UnknownTaggerError", "make_tagger", "parse_params", "tagger_class", "tagger_factory"]
 
@@ -35,22 +37,18 @@ def _canonical(name: str) -> str:
     return key
 
 
-def tagger_class(name: str) -> type:
+def tagger_class(name: str) -> type[BaseTagger]:
     module, cls = TAGGERS[_canonical(name)]
     return getattr(importlib.import_module(module), cls)
 
 
-def _parameters(cls: type) -> list[str]:
-    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-
-
-def make_tagger(name: str, *, seed: int | None = None, **params: Any) -> Any:
+def make_tagger(name: str, *, seed: int | None = None, **params: Any) -> BaseTagger:
     """A fresh tagger called ``name`` with ``params``; ``seed`` goes to taggers that take one.
 
     Unknown parameters raise :class:`UnknownTaggerError` naming the ones the tagger takes.
     """
     cls = tagger_class(name)
-    accepted = _parameters(cls)
+    accepted = cls._get_param_names()
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise UnknownTaggerError(
@@ -61,13 +59,13 @@ def make_tagger(name: str, *, seed: int | None = None, **params: Any) -> Any:
     return cls(**params)
 
 
-def tagger_factory(name: str, *, seed: int | None = None, **params: Any) -> Callable[[], Any]:
-    """A callable returning a fresh ``make_tagger(name, seed=seed, **params)`` at each call.
+def tagger_factory(name: str, *, seed: int | None = None, **params: Any) -> Callable[[], BaseTagger]:
+    """A callable returning a fresh, unfitted ``make_tagger(name, seed=seed, **params)`` at each call.
 
-    The name and parameters are checked now, so a typo fails before any training starts.
+    The name and parameters are checked now, so a typo fails before any training starts; each call
+    returns a :func:`~learning.core.taggers.base.clone` of that checked prototype.
     """
-    make_tagger(name, seed=seed, **params)
-    return partial(make_tagger, name, seed=seed, **params)
+    return partial(clone, make_tagger(name, seed=seed, **params))
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:

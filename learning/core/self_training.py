@@ -19,7 +19,7 @@ the model's average output — the one selecting the most D tokens wins (equal c
 When no pair reaches the targets, nothing is selected and self-training stops: silver is only added when D
 vouches for it. ``thresholds=(θ_PHI, θ_O)`` fixes both instead.
 
-Silver sentences are :class:`~learning.core.types.Document` values cut from their source documents, with
+Silver sentences are :class:`~corpus.types.Document` values cut from their source documents, with
 spans relative to the sentence and ``meta={"silver": True, "source": NAME, "offset": START}`` (START is
 the sentence's character offset in the source). Their spans are the posterior (argmax) decoding of the
 marginals, the labels the selection judged.
@@ -35,11 +35,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE, spans_to_bio
+from corpus.bio import OUTSIDE, spans_to_bio
 from learning.core.metrics import evaluate
 from learning.core.taggers.base import marginals_to_spans
-from learning.core.text import Token, sentence_bounds, tokenize
-from learning.core.types import Document
+from corpus.text import Token, sentence_bounds, tokenize
+from corpus.types import Document
 
 __all__ = [
     "THRESHOLD_GRID",

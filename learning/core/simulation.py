@@ -25,11 +25,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE
+from corpus.bio import OUTSIDE
 from learning.core.metrics import evaluate
-from learning.core.strategies import Strategy, get_strategy, select, select_random
-from learning.core.text import tokenize
-from learning.core.types import Document
+from learning.core.ordering import select, select_random
+from learning.core.strategies import Strategy, get_strategy
+from corpus.text import tokenize
+from corpus.types import Document
 
 __all__ = ["DOCS_TO_TARGETS", "aulc", "docs_to", "plot_results", "simulate"]
 

@@ -2,7 +2,7 @@
 
 Every strategy is a pure, vectorised function of one document's marginals: an array of shape
 (tokens, labels) whose rows sum to 1, plus the column index of ``"O"``. The document score Q(d) is a sum
-(or, for LC-mean, a mean) of per-token values; :func:`select` turns the scores of a pool into a batch.
+(or, for LC-mean, a mean) of per-token values; :func:`learning.core.ordering.select` turns the scores of a pool into a batch.
 
 Conventions chosen here:
 
@@ -14,10 +14,10 @@ Conventions chosen here:
   are kept separate so fitted costs can be passed as measured, even though only their sum matters here.
 - A document without tokens scores ``-inf`` (:data:`EMPTY_SCORE`) for every strategy except Random: 0 would
   beat every document whose ROI is negative, and an empty document has nothing to teach, so it must never
-  win. :func:`select` ranks it last, and only returns it when the batch asks for more documents than the
+  win. ``ordering.select`` ranks it last, and only returns it when the batch asks for more documents than the
   rest of the pool holds.
-- Random scores every document 0, so :func:`select`, which breaks ties uniformly at random, draws a uniform
-  random batch. :func:`select_random` does the same from a pool size alone.
+- Random scores every document 0, so ``ordering.select``, which breaks ties uniformly at random, draws a
+  uniform random batch; the live loop draws one score per document instead (``ordering.random_scores``).
 """
 from __future__ import annotations
 
@@ -41,8 +41,6 @@ __all__ = [
     "lcub",
     "parse_strategy",
     "roi",
-    "select",
-    "select_random",
     "token_elb",
     "token_entropy",
     "token_lcub",
@@ -295,35 +293,3 @@ def parse_strategy(spec: str) -> Strategy:
                 f"cannot read {item!r} in strategy {spec!r}; write parameters as name=number, e.g. theta=0.6"
             ) from None
     return get_strategy(name, **overrides)
-
-
-# --------------------------------------------------------------------------------------------------
-# Batch selection
-
-
-def select(scores: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Indices of the ``k`` highest scores, best first; equal scores in an order drawn from ``rng``.
-
-    ``k`` larger than the pool gives the whole pool; an empty pool gives an empty array. NaN ranks with
-    ``-inf``, below every real score.
-    """
-    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if k < 0:
-        raise ValueError(f"batch size must be >= 0, got {k}")
-    n = scores.shape[0]
-    if n == 0 or k == 0:
-        return np.zeros(0, dtype=np.int64)
-    keys = np.where(np.isnan(scores), -np.inf, scores)
-    shuffled = rng.permutation(n)
-    # A stable sort of the shuffled pool keeps equal scores in the random order of the shuffle.
-    order = shuffled[np.argsort(-keys[shuffled], kind="stable")]
-    return order[: min(k, n)].astype(np.int64)
-
-
-def select_random(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """``min(k, n)`` distinct indices of a pool of ``n``, uniformly at random."""
-    if n < 0 or k < 0:
-        raise ValueError(f"pool size and batch size must be >= 0, got n={n}, k={k}")
-    if n == 0 or k == 0:
-        return np.zeros(0, dtype=np.int64)
-    return rng.permutation(n)[: min(k, n)].astype(np.int64)

@@ -2,11 +2,11 @@
 
 Each document becomes a vector of named features — nine readability formulas, four measures of lexical
 richness and the share of clinical terms — the redundant ones are dropped, and the documents are grouped by
-Ward hierarchical clustering with the number of clusters chosen by the Dunn index. :func:`diverse_batch`
+Ward hierarchical clustering with the number of clusters chosen by the Dunn index. ``learning.core.ordering``
 then spreads an active-learning batch across the clusters.
 
-Counting. Words and sentences come from :func:`learning.core.text.tokenize` and
-:func:`learning.core.text.sentence_bounds`, the same units as the rest of deidloop:
+Counting. Words and sentences come from :func:`corpus.text.tokenize` and
+:func:`corpus.text.sentence_bounds`, the same units as the rest of deidloop:
 
 - a *word* is a token holding a letter or a digit (numbers, dates and IDs are words; punctuation is not);
 - a *sentence* is a range of :func:`sentence_bounds` holding at least one word, so a header line without a
@@ -41,19 +41,19 @@ import numpy as np
 from scipy.cluster.hierarchy import cut_tree, linkage
 from scipy.spatial.distance import pdist, squareform
 
-from learning.core.text import sentence_bounds, tokenize
+from corpus.text import sentence_bounds, tokenize
+from learning.core._compat import textstat as textstat_compat
 
 __all__ = [
     "DEFAULT_CLINICAL_TERMS",
     "FEATURE_NAMES",
     "SUPPORTED_LANGUAGES",
-    "Clustering",
+    "StyleClusters",
     "UnsupportedLanguageError",
     "best_k",
     "cluster_documents",
     "cluster_features",
     "document_features",
-    "diverse_batch",
     "drop_redundant_features",
     "dunn_index",
     "numbered_by_size",
@@ -154,9 +154,7 @@ def _fold(word: str) -> str:
 
 @lru_cache(maxsize=None)
 def _syllable_counter(locale: str) -> Callable[[str], int]:
-    from textstat.backend.utils import get_pyphen
-
-    hyphenator = get_pyphen(locale)
+    hyphenator = textstat_compat.hyphenator(locale)
 
     @lru_cache(maxsize=65536)
     def count(word: str) -> int:
@@ -168,20 +166,19 @@ def _syllable_counter(locale: str) -> Callable[[str], int]:
 @lru_cache(maxsize=None)
 def _complex_word_rule(locale: str) -> tuple[frozenset[str], int]:
     """Gunning FOG's complex word for ``locale``: (easy words, minimum syllables), as textstat defines it."""
-    from textstat.backend.utils import get_lang_cfg, get_lang_easy_words
-
-    return frozenset(get_lang_easy_words(locale)), int(get_lang_cfg(locale, "syllable_threshold"))
+    return (
+        frozenset(textstat_compat.easy_words(locale)),
+        int(textstat_compat.language_constant(locale, "syllable_threshold")),
+    )
 
 
 @lru_cache(maxsize=None)
 def _flesch_constants(locale: str) -> tuple[float, float, float]:
     """(base, weight of words per sentence, weight of syllables per word) for the Flesch reading ease."""
-    from textstat.backend.utils import get_lang_cfg
-
     return (
-        float(get_lang_cfg(locale, "fre_base")),
-        float(get_lang_cfg(locale, "fre_sentence_length")),
-        float(get_lang_cfg(locale, "fre_syll_per_word")),
+        float(textstat_compat.language_constant(locale, "fre_base")),
+        float(textstat_compat.language_constant(locale, "fre_sentence_length")),
+        float(textstat_compat.language_constant(locale, "fre_syll_per_word")),
     )
 
 
@@ -382,7 +379,7 @@ def _check_features(x: np.ndarray, names: Sequence[str]) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Clustering
+# StyleClusters
 
 
 def _dunn_from_distances(distances: np.ndarray, labels: np.ndarray) -> float:
@@ -429,7 +426,7 @@ def best_k(dunn: Mapping[int, float]) -> int:
 
 
 @dataclass(frozen=True)
-class Clustering:
+class StyleClusters:
     """Documents grouped by style.
 
     ``labels[i]`` is the cluster of document ``i``, numbered by size (0 is the largest; equal sizes by
@@ -466,7 +463,7 @@ def cluster_features(
     *,
     k_max: int | None = None,
     threshold: float = _REDUNDANCY_THRESHOLD,
-) -> Clustering:
+) -> StyleClusters:
     """Ward clustering of the rows of a feature matrix, with k chosen by the Dunn index.
 
     The features are z-scored and the redundant ones dropped (:func:`drop_redundant_features`); Ward
@@ -494,7 +491,7 @@ def cluster_features(
         labels = numbered_by_size(cuts[best_k(dunn)])
     k = int(labels.max()) + 1 if n else 0
     means = np.array([x[labels == c].mean(axis=0) for c in range(k)]).reshape(k, x.shape[1])
-    return Clustering(
+    return StyleClusters(
         labels=labels,
         k=k,
         dunn=dunn,
@@ -511,43 +508,8 @@ def cluster_documents(
     k_max: int | None = None,
     threshold: float = _REDUNDANCY_THRESHOLD,
     clinical_terms: Iterable[str] | None = None,
-) -> Clustering:
+) -> StyleClusters:
     """Stylometric clusters of ``texts``: :func:`feature_matrix` followed by :func:`cluster_features`."""
     names, matrix = feature_matrix(texts, language, clinical_terms)
     return cluster_features(matrix, names, k_max=k_max, threshold=threshold)
 
-
-# --------------------------------------------------------------------------------------------------
-# Batches spread over clusters
-
-
-def diverse_batch(scores: Sequence[float], clusters: Sequence[int], k: int) -> list[int]:
-    """Indices of up to ``k`` documents with high scores, spread across clusters, in the order chosen.
-
-    Clusters take turns, ordered by their best score (ties: the cluster whose best document comes
-    first); each turn a cluster gives its best document not yet chosen (ties by index). A cluster that runs
-    out drops out of the rotation, so the others fill the batch. A NaN score counts as ``-inf``. With
-    ``k`` at least the pool size every index is returned.
-    """
-    values = np.asarray(scores, dtype=float)
-    groups = np.asarray(clusters)
-    if values.ndim != 1 or groups.shape != values.shape:
-        raise ValueError(f"Expected one cluster per score, got {groups.shape} clusters for {values.shape} scores.")
-    values = np.where(np.isnan(values), -np.inf, values)
-    # Best first, ties by index: a stable sort on the negated scores.
-    ranked = np.argsort(-values, kind="stable")
-    queues: dict[int, list[int]] = {}
-    for index in ranked.tolist():
-        queues.setdefault(groups[index].item(), []).append(index)
-    # Dicts keep insertion order, and a cluster enters when its best document is reached in rank order.
-    rotation = list(queues.values())
-    batch: list[int] = []
-    depth = 0
-    while len(batch) < k and rotation:
-        rotation = [queue for queue in rotation if depth < len(queue)]
-        for queue in rotation:
-            if len(batch) == k:
-                break
-            batch.append(queue[depth])
-        depth += 1
-    return batch

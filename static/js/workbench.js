@@ -6,10 +6,14 @@
  * objects: an edit builds a new sorted array, so the history is a stack of arrays and "what changed" is the
  * set difference of two of them (by identity). The selection is kept as units (tokens, or characters in
  * character mode) and shown with the browser's own selection, so no element per token is needed.
+ *
+ * The offset arithmetic (tokens, chunks, snapping, overlaps, nesting) is in spans.js, loaded before this
+ * script; the websocket is socket.js's.
  */
 (function () {
   "use strict";
 
+  var Spans = window.deidloopSpans;
   var dataElement = document.getElementById("workbench-data");
   var root = document.getElementById("wb");
   if (!dataElement || !root) return;
@@ -69,38 +73,10 @@
 
   /* ---------------------------------------------------------------- tokens */
 
-  // The server sends tokens run-length encoded: [gap, length, gap, length, …].
-  var runs = data.token_runs;
-  var nTokens = runs.length >> 1;
-  var tokStart = new Int32Array(nTokens);
-  var tokEnd = new Int32Array(nTokens);
-  for (var k = 0, end = 0; k < nTokens; k++) {
-    tokStart[k] = end + runs[2 * k];
-    end = tokEnd[k] = tokStart[k] + runs[2 * k + 1];
-  }
+  var tokens = Spans.decodeTokenRuns(data.token_runs);
+  var nTokens = tokens.count;
 
-  // Smallest i with array[i] > value (array ascending), in [0, n].
-  function upperBound(array, n, value) {
-    var lo = 0, hi = n;
-    while (lo < hi) { var mid = (lo + hi) >> 1; if (array[mid] > value) hi = mid; else lo = mid + 1; }
-    return lo;
-  }
-  // Smallest i with array[i] >= value.
-  function lowerBound(array, n, value) {
-    var lo = 0, hi = n;
-    while (lo < hi) { var mid = (lo + hi) >> 1; if (array[mid] >= value) hi = mid; else lo = mid + 1; }
-    return lo;
-  }
-  // The token holding character `pos`, else the next one (clamped to the last token).
-  function tokenAtOrAfter(pos) { return Math.min(upperBound(tokEnd, nTokens, pos), nTokens - 1); }
-  // The last token starting before `pos` (clamped to the first token).
-  function tokenBefore(pos) { return Math.max(lowerBound(tokStart, nTokens, pos) - 1, 0); }
-  function isTokenStart(pos) { var i = lowerBound(tokStart, nTokens, pos); return i < nTokens && tokStart[i] === pos; }
-  function isTokenEnd(pos) { var i = lowerBound(tokEnd, nTokens, pos); return i < nTokens && tokEnd[i] === pos; }
-
-  var possibleMissed = (data.possible_missed || []).map(function (row) {
-    return { start: row[0], end: row[1], p: row[2] };
-  }).filter(function (row) { return row.end > row.start; }).sort(function (a, b) { return a.start - b.start; });
+  var possibleMissed = Spans.possibleMissedRows(data.possible_missed);
   var pmStarts = possibleMissed.map(function (row) { return row.start; });
 
   /* ---------------------------------------------------------------- spans and history */
@@ -119,13 +95,9 @@
     for (var key in changes) copy[key] = changes[key];
     return copy;
   }
-  function compareSpans(a, b) {
-    return a.start - b.start || a.end - b.end || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0) || a.id - b.id;
-  }
-  function overlaps(a, start, end) { return a.start < end && start < a.end; }
   function plural(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
 
-  var spans = (data.annotation.spans || []).map(makeSpan).sort(compareSpans);
+  var spans = (data.annotation.spans || []).map(makeSpan).sort(Spans.compareSpans);
   var focusId = null;
   var undoStack = [];
   var redoStack = [];
@@ -136,28 +108,18 @@
   }
 
   function spanById(id) {
-    for (var i = 0; i < spans.length; i++) if (spans[i].id === id) return spans[i];
-    return null;
-  }
-  function indexOfId(list, id) {
-    for (var i = 0; i < list.length; i++) if (list[i].id === id) return i;
-    return -1;
+    var i = Spans.indexOfId(spans, id);
+    return i === -1 ? null : spans[i];
   }
 
   /* ---------------------------------------------------------------- rendering */
 
-  var chunkStart = [];  // character offset where each chunk begins; chunkStart[nChunks] = text.length
-  if (nTokens === 0) chunkStart.push(0);
-  for (var c = 0; c < nTokens; c += CHUNK_TOKENS) chunkStart.push(c === 0 ? 0 : tokStart[c]);
-  chunkStart.push(text.length);
+  var chunkStart = Spans.chunkStarts(tokens, text.length, CHUNK_TOKENS);  // chunkStart[nChunks] = text.length
   var nChunks = chunkStart.length - 1;
   var chunkEls = [];
 
-  function chunkOf(pos, preferEarlier) {
-    // preferEarlier: a position on a chunk boundary belongs to the chunk that ends there (for range ends).
-    var i = upperBound(chunkStart, nChunks, preferEarlier ? pos - 1 : pos) - 1;
-    return Math.max(0, Math.min(i, nChunks - 1));
-  }
+  // preferEarlier: a position on a chunk boundary belongs to the chunk that ends there (for range ends).
+  function chunkOf(pos, preferEarlier) { return Spans.chunkOf(chunkStart, pos, preferEarlier); }
 
   var ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
   function escapeHtml(value) { return value.replace(/[&<>"]/g, function (ch) { return ESCAPES[ch]; }); }
@@ -196,6 +158,7 @@
 
   // HTML of the text between cs and ce with its spans and possible-missed tokens. Ranges that cross one
   // another (overlapping spans, or a chunk edge) are closed and reopened, so every element nests properly.
+  // An open tag describes its piece (cut left or right), so it is written once the piece's end is known.
   function chunkHtml(cs, ce) {
     var ranges = [];
     for (var i = 0; i < spans.length; i++) {
@@ -203,7 +166,7 @@
       if (span.start >= ce) break;
       if (span.end > cs) ranges.push({ s: Math.max(span.start, cs), e: Math.min(span.end, ce), kind: 0, span: span });
     }
-    for (var j = Math.max(0, upperBound(pmStarts, pmStarts.length, cs) - 1); j < possibleMissed.length; j++) {
+    for (var j = Math.max(0, Spans.upperBound(pmStarts, pmStarts.length, cs) - 1); j < possibleMissed.length; j++) {
       var pm = possibleMissed[j];
       if (pm.start >= ce) break;
       if (pm.end > cs) ranges.push({ s: Math.max(pm.start, cs), e: Math.min(pm.end, ce), kind: 1, p: pm.p });
@@ -211,35 +174,13 @@
     if (!ranges.length) return escapeHtml(text.slice(cs, ce));
     ranges.sort(function (a, b) { return a.s - b.s || b.e - a.e || a.kind - b.kind; });
 
-    var points = [ce];
-    ranges.forEach(function (r) { points.push(r.s, r.e); });
-    points.sort(function (a, b) { return a - b; });
-
-    var html = [];
-    var stack = [];
-    var pos = cs;
-    var next = 0;
-    function open(range, at) { range.pieceStart = at; range.tag = html.length; html.push(""); stack.push(range); }
-    function close(range, at) {
-      html[range.tag] = openTagHtml(range, range.pieceStart, at);
-      html.push(range.kind === 0 ? "</mark>" : "</u>");
-    }
-    function endsAt(at) { for (var q = 0; q < stack.length; q++) if (stack[q].e === at) return true; return false; }
-
-    for (var pi = 0; pi < points.length; pi++) {
-      var at = points[pi];
-      if (pi > 0 && at === points[pi - 1]) continue;
-      if (at > pos) { html.push(escapeHtml(text.slice(pos, at))); pos = at; }
-      if (endsAt(at)) {
-        var reopen = [];
-        while (stack.length && endsAt(at)) {
-          var top = stack.pop();
-          close(top, at);
-          if (top.e !== at) reopen.push(top);
-        }
-        for (var r = reopen.length - 1; r >= 0; r--) open(reopen[r], at);
-      }
-      while (next < ranges.length && ranges[next].s === at) open(ranges[next++], at);
+    var pieces = Spans.nestRanges(ranges, cs, ce);
+    var html = new Array(pieces.length);
+    for (var p = 0; p < pieces.length; p++) {
+      var piece = pieces[p];
+      if (piece.type === "text") html[p] = escapeHtml(text.slice(piece.start, piece.end));
+      else if (piece.type === "open") html[p] = openTagHtml(piece.range, piece.start, piece.end);
+      else html[p] = piece.range.kind === 0 ? "</mark>" : "</u>";
     }
     return html.join("");
   }
@@ -275,11 +216,7 @@
   var anchor = 0, focusUnit = 0;
   var unitCount = function () { return charMode ? text.length : nTokens; };
 
-  function selectionRange() {
-    var lo = Math.min(anchor, focusUnit), hi = Math.max(anchor, focusUnit);
-    if (charMode) return [lo, Math.min(hi + 1, text.length)];
-    return [tokStart[lo], tokEnd[hi]];
-  }
+  function selectionRange() { return Spans.unitRange(tokens, charMode, text.length, anchor, focusUnit); }
 
   function setSelectionUnits(a, f) {
     var n = unitCount();
@@ -290,10 +227,8 @@
 
   // Select the characters [start, end) snapped to units; direction follows `backwards`.
   function selectChars(start, end, backwards) {
-    var a, f;
-    if (charMode) { a = start; f = Math.max(start, end - 1); }
-    else { a = tokenAtOrAfter(start); f = Math.max(a, tokenBefore(end)); }
-    if (backwards) setSelectionUnits(f, a); else setSelectionUnits(a, f);
+    var units = Spans.snapToUnits(tokens, charMode, start, end);
+    if (backwards) setSelectionUnits(units[1], units[0]); else setSelectionUnits(units[0], units[1]);
   }
 
   function nodeAt(pos, isEnd) {
@@ -418,7 +353,7 @@
     undoStack.push({ spans: spans, focus: focusId });
     if (undoStack.length > HISTORY_LIMIT) undoStack.shift();
     redoStack = [];
-    applyState(next.slice().sort(compareSpans), nextFocus);
+    applyState(next.slice().sort(Spans.compareSpans), nextFocus);
     scheduleSave();
     return true;
   }
@@ -478,8 +413,7 @@
     var start = range[0], end = range[1];
     var same = spans.filter(function (s) { return s.start === start && s.end === end && s.label === label; });
     if (same.length) { setFocus(same[0].id, true); say("That span exists already."); return; }
-    var kept = spans;
-    if (!allowOverlap) kept = spans.filter(function (s) { return !overlaps(s, start, end); });
+    var kept = allowOverlap ? spans : Spans.withoutOverlaps(spans, start, end);
     var created = makeSpan({ start: start, end: end, label: label, origin: "human", status: "accepted" });
     commit(kept.concat([created]), created.id);
     var gone = spans.length - kept.length;
@@ -514,7 +448,7 @@
   function deleteFocused() {
     var focused = spanById(focusId);
     if (!focused) { say("Tab to a span first, then x (or Delete) removes it."); return; }
-    var at = indexOfId(spans, focused.id);
+    var at = Spans.indexOfId(spans, focused.id);
     var following = spans[at + 1] || spans[at - 1] || null;
     commit(spans.filter(function (s) { return s !== focused; }), following ? following.id : null);
     say((focused.origin === "model" && focused.status === "pending" ? "Rejected " : "Deleted ") + focused.label + ".");
@@ -526,16 +460,8 @@
   function resizeFocused(edge, direction) {
     var focused = spanById(focusId);
     if (!focused) { say("Tab to a span first, then [ ] move its start and { } its end."); return; }
-    var start = focused.start, end = focused.end, i;
-    if (edge === "start") {
-      if (charMode) start += direction;
-      else if (direction < 0) { i = lowerBound(tokStart, nTokens, start) - 1; if (i >= 0) start = tokStart[i]; }
-      else { i = upperBound(tokStart, nTokens, start); if (i < nTokens) start = tokStart[i]; }
-    } else {
-      if (charMode) end += direction;
-      else if (direction < 0) { i = lowerBound(tokEnd, nTokens, end) - 1; if (i >= 0) end = tokEnd[i]; }
-      else { i = upperBound(tokEnd, nTokens, end); if (i < nTokens) end = tokEnd[i]; }
-    }
+    var moved = Spans.movedEdge(tokens, charMode, focused, edge, direction);
+    var start = moved[0], end = moved[1];
     if (start < 0 || end > text.length || (start === focused.start && end === focused.end)) {
       say("Cannot move further.");
       return;
@@ -545,7 +471,7 @@
       return;
     }
     if (!allowOverlap) {
-      var blocker = spans.filter(function (s) { return s !== focused && overlaps(s, start, end); })[0];
+      var blocker = Spans.firstOverlap(spans, start, end, focused);
       if (blocker) {
         say("That would overlap the " + blocker.label + " span “" + text.slice(blocker.start, blocker.end) + "”.");
         return;
@@ -561,52 +487,31 @@
     var focused = spanById(focusId);
     if (!focused) { say("Tab to a span first, then m labels every other mention of its text."); return; }
     var needle = text.slice(focused.start, focused.end);
-    var added = [], skipped = 0, all = spans.slice();
-    for (var at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
-      var stop = at + needle.length;
-      if (at === focused.start) continue;
-      if (nTokens && (!isTokenStart(at) || !isTokenEnd(stop))) continue;
-      var clash = all.filter(function (s) { return overlaps(s, at, stop); });
-      if (clash.some(function (s) { return s.start === at && s.end === stop && s.label === focused.label; })) continue;
-      if (clash.length && !allowOverlap) { skipped++; continue; }
-      var created = makeSpan({ start: at, end: stop, label: focused.label, origin: "human", status: "accepted" });
-      added.push(created);
-      all.push(created);
-    }
-    var skippedNote = skipped ? " (" + skipped + " skipped: they overlap other spans)" : "";
+    var found = Spans.otherMentions(text, tokens, spans, focused, allowOverlap);
+    var added = found.mentions.map(function (m) {
+      return makeSpan({ start: m.start, end: m.end, label: m.label, origin: "human", status: "accepted" });
+    });
+    var skippedNote = found.skipped ? " (" + found.skipped + " skipped: they overlap other spans)" : "";
     if (!added.length) { say("No other mention of “" + needle + "” to label" + skippedNote + "."); return; }
-    commit(all, focused.id);
+    commit(spans.concat(added), focused.id);
     say("Labelled " + plural(added.length, "more mention") + " of “" + needle + "” as " + focused.label +
       skippedNote + ".");
   }
 
   // The span after (direction 1) or before (-1) `span` in document order that passes `test`, wrapping round.
-  function neighbour(span, direction, test) {
-    var i = indexOfId(spans, span.id);
-    for (var step = 1; step < spans.length; step++) {
-      var candidate = spans[(i + direction * step + spans.length * step) % spans.length];
-      if (!test || test(candidate)) return candidate;
-    }
-    return null;
-  }
+  function neighbour(span, direction, test) { return Spans.neighbour(spans, span, direction, test); }
 
   function focusNextSpan(direction) {
     if (!spans.length) { say("No spans yet: select tokens and press a number to add one."); return; }
-    var current = spanById(focusId), target;
-    if (current) {
-      target = neighbour(current, direction) || current;
-    } else {
-      var caret = selectionRange()[0];
-      if (direction > 0) target = spans.filter(function (s) { return s.start >= caret; })[0] || spans[0];
-      else target = spans.filter(function (s) { return s.start < caret; }).pop() || spans[spans.length - 1];
-    }
+    var current = spanById(focusId);
+    var target = current ? neighbour(current, direction) || current
+      : Spans.spanFromCaret(spans, selectionRange()[0], direction);
     setFocus(target.id, true);
   }
 
   function jumpToPossibleMissed() {
     if (!possibleMissed.length) { say("No possible missed PHI in this record."); return; }
-    var from = selectionRange()[1];
-    var target = possibleMissed.filter(function (row) { return row.start >= from; })[0] || possibleMissed[0];
+    var target = Spans.nextStartingFrom(possibleMissed, selectionRange()[1]);
     setFocus(null, false);
     selectChars(target.start, target.end, false);
     showSelection(true);
@@ -982,26 +887,15 @@
 
   /* ---------------------------------------------------------------- live notices */
 
-  function connectNotices(attempt) {
-    if (!data.ws || typeof WebSocket !== "function") return;
-    var socket;
-    try {
-      socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + data.ws);
-    } catch (error) { return; }
-    var opened = false;
-    socket.addEventListener("open", function () {
-      opened = true;
-      socket.send(JSON.stringify({ type: "presence", document_id: data.document.id }));
-    });
-    socket.addEventListener("message", function (event) {
-      var message;
-      try { message = JSON.parse(event.data); } catch (error) { return; }
-      if (message && message.type === "notice" && message.text) toast(String(message.text), message.kind);
-    });
-    socket.addEventListener("close", function () {
-      // Notices are a convenience: retry a few times with growing pauses, then stay quiet.
-      var next = opened ? 0 : attempt + 1;
-      if (next < 5 && !submitting) setTimeout(function () { connectNotices(next); }, 2000 * Math.pow(2, next));
+  // Over the project's websocket (socket.js): tell the server which record is open, on every (re)connection,
+  // so its leads see who annotates what; show its notices (a new model, a new ranking) as toasts.
+  function followNotices() {
+    if (!data.ws || !window.deidloopFollow) return;
+    window.deidloopFollow(data.ws, {
+      open: function (send) { send({ type: "presence", document_id: data.document.id }); },
+      message: function (message) {
+        if (message && message.type === "notice" && message.text) toast(String(message.text), message.kind);
+      },
     });
   }
 
@@ -1038,5 +932,5 @@
     saveNow: function () { clearTimeout(saveTimer); return saveDraft(); },
   };
   requestAnimationFrame(function () { setTimeout(function () { api.paintedAt = performance.now(); }, 0); });
-  connectNotices(0);
+  followNotices();
 })();

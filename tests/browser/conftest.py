@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from annotator.models import Membership, PoolScore, Project, Ranking
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
-from learning.core.types import Document as CorpusDocument
+from corpus.types import Document as CorpusDocument
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

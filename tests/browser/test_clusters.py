@@ -9,9 +9,9 @@ from django.db import connection
 from annotator.models import Document, Membership
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 from learning.models import Clustering
-from learning.services import train_and_rank
+from learning.services.retrain import train_and_rank
 from tests.browser.conftest import CHROMIUM, SCREENSHOTS, log_in, make_user, screenshot
 
 pytestmark = [

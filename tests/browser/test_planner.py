@@ -9,8 +9,8 @@ import pytest
 from django.db import connections, transaction
 
 from annotator.selectors import cost_records
-from deid.release_planner import AttackerParameters
-from learning.costs import cost_fits
+from deid.core.release_planner import AttackerParameters
+from learning.selectors.measured_costs import cost_fits
 from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot
 from tests.integration.test_people_and_planner import expected_plan
 from tests.seeding import seed_dashboard_project

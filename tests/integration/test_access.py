@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from annotator.services.imports import import_documents
-from learning.core.types import Document as CorpusDocument
-from learning.core.types import Span
+from corpus.types import Document as CorpusDocument
+from corpus.types import Span
 
 pytestmark = pytest.mark.django_db
 

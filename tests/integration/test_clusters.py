@@ -13,13 +13,16 @@ from annotator.selectors import gold_documents
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
 from annotator.services.ranking import add_scores, stage_ranking
-from annotator.synthetic import generate_notes
-from learning import cluster_tasks
-from learning import clusters as service
+from corpus.synthetic import generate_notes
+from learning import tasks
+from learning.selectors import clusters as selectors
+from learning.services import clustering as service
 from learning.core.metrics import evaluate
-from learning.core.stylometry import diverse_batch, feature_matrix
+from learning.core.ordering import UNCLUSTERED, diverse_batch, spread_batches
+from learning.core.stylometry import feature_matrix
+from learning.services.ordering import diverse_order
 from learning.models import Clustering, ModelVersion
-from learning.services import train_and_rank
+from learning.services.retrain import train_and_rank
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +64,7 @@ def test_clusters_follow_the_styles_and_cover_every_document(styles):
     assert sorted(int(k) for k in clustering.dunn) == list(range(2, 11))
     assert set(clustering.kept_features) < set(clustering.feature_names)
     assert len(clustering.cluster_means) == 2 and all(len(m) == 14 for m in clustering.cluster_means)
-    assert service.current_clustering(styles).pk == clustering.pk
+    assert selectors.current_clustering(styles).pk == clustering.pk
 
     # A second clustering replaces the first.
     again = service.compute_clustering(styles)
@@ -70,14 +73,14 @@ def test_clusters_follow_the_styles_and_cover_every_document(styles):
 
 
 def test_large_projects_cluster_a_sample_and_place_the_rest_by_the_nearest_centre(styles, monkeypatch):
-    monkeypatch.setattr(service, "MAX_CLUSTERED", 30)
+    monkeypatch.setattr(selectors, "MAX_CLUSTERED", 30)
     clustering = service.compute_clustering(styles)
     documents = {d.pk: d for d in styles.documents.all()}
     assert sorted(int(key) for key in clustering.labels) == sorted(documents)
     # The ten documents outside the sample still land with their own style.
     assert clustering.k == 2
     assert len({(style_of(documents[int(key)]), label) for key, label in clustering.labels.items()}) == 2
-    overview = service.cluster_overview(styles)
+    overview = selectors.cluster_overview(styles)
     assert overview.sampled and [row.size for row in overview.rows] == [20, 20]
     for label, means in enumerate(clustering.cluster_means):  # over every member, not only the sample
         texts = [documents[int(key)].text for key, c in clustering.labels.items() if c == label]
@@ -91,7 +94,7 @@ def test_overview_shares_and_per_cluster_scores_of_the_current_model(styles, set
     # One more record after the clustering: counted apart, in no cluster.
     import_documents(project=styles, documents=generate_notes(1, seed=3), annotated=False)
 
-    overview = service.cluster_overview(styles)
+    overview = selectors.cluster_overview(styles)
 
     assert [row.size for row in overview.rows] == [20, 20]
     assert overview.documents == 40 and overview.unclustered == 1
@@ -122,7 +125,7 @@ def test_overview_shares_and_per_cluster_scores_of_the_current_model(styles, set
 
     # Without the model's file there are no scores, and the page says why.
     ModelVersion.objects.filter(pk=version.pk).update(artifact="")
-    pruned = service.cluster_overview(styles)
+    pruned = selectors.cluster_overview(styles)
     assert [row.scores for row in pruned.rows] == [None, None]
     assert "no longer kept" in pruned.model_note
 
@@ -132,7 +135,7 @@ def test_a_cluster_without_evaluation_documents_has_no_scores(styles, settings, 
     styles.documents.filter(role="evaluation", meta__language="en").delete()
     clustering = service.compute_clustering(styles)
     train_and_rank(project=styles)
-    overview = service.cluster_overview(styles)
+    overview = selectors.cluster_overview(styles)
     spanish = clustering.labels[str(styles.documents.filter(meta__language="es").first().pk)]
     assert [(row.label == spanish, row.size, row.evaluation_documents) for row in overview.rows] == [
         (True, 20, 4), (False, 16, 0)]
@@ -145,7 +148,7 @@ def test_fewer_than_three_documents_make_one_cluster_and_a_bad_language_fails_cl
     import_documents(project=project, documents=SPANISH[:2], annotated=False)
     tiny = service.compute_clustering(project)
     assert tiny.status == "done" and tiny.k == 1 and sorted(tiny.labels.values()) == [0, 0] and tiny.dunn == {}
-    assert [row.size for row in service.cluster_overview(project).rows] == [2]
+    assert [row.size for row in selectors.cluster_overview(project).rows] == [2]
 
     project.language = "fr"
     project.save()
@@ -153,14 +156,14 @@ def test_fewer_than_three_documents_make_one_cluster_and_a_bad_language_fails_cl
     assert failed.status == Clustering.Status.FAILED and failed.finished_at is not None
     assert failed.error == "Unsupported language 'fr' for stylometric features; use one of es, en."
     # The earlier clustering is still the project's.
-    assert service.current_clustering(project).pk == tiny.pk
-    assert service.cluster_overview(project).latest.pk == failed.pk
+    assert selectors.current_clustering(project).pk == tiny.pk
+    assert selectors.cluster_overview(project).latest.pk == failed.pk
 
 
 # Diverse batches ---------------------------------------------------------------------------------------------
 
 def reference_order(groups: list, batch_size: int) -> list[int]:
-    """stylometry.diverse_batch called again and again on what is left (scores fall along the list)."""
+    """ordering.diverse_batch called again and again on what is left (scores fall along the list)."""
     left = list(range(len(groups)))
     order: list[int] = []
     while left:
@@ -172,14 +175,14 @@ def reference_order(groups: list, batch_size: int) -> list[int]:
 
 def test_spread_batches_by_hand_and_against_diverse_batch():
     groups = ["a", "a", "a", "b", "b", "c"]
-    assert service.spread_batches(groups, 2) == [0, 3, 1, 4, 2, 5]
-    assert service.spread_batches(groups, 4) == [0, 3, 5, 1, 2, 4]
-    assert service.spread_batches(groups, 1) == [0, 1, 2, 3, 4, 5]
-    assert service.spread_batches([], 3) == []
+    assert spread_batches(groups, 2) == [0, 3, 1, 4, 2, 5]
+    assert spread_batches(groups, 4) == [0, 3, 5, 1, 2, 4]
+    assert spread_batches(groups, 1) == [0, 1, 2, 3, 4, 5]
+    assert spread_batches([], 3) == []
     rng = np.random.default_rng(4)
     for batch_size in (1, 3, 5, 8):
         groups = rng.integers(-1, 4, size=60).tolist()
-        assert service.spread_batches(groups, batch_size) == reference_order(groups, batch_size)
+        assert spread_batches(groups, batch_size) == reference_order(groups, batch_size)
 
 
 def test_diverse_order_spreads_each_batch_across_clusters_and_keeps_every_record(styles):
@@ -197,27 +200,27 @@ def test_diverse_order_spreads_each_batch_across_clusters_and_keeps_every_record
     ranking = stage_ranking(project=styles, strategy="LCUB_6", strategy_params={})
     add_scores(ranking_id=ranking.pk, entries=[(pk, score, {}) for pk, score in scores.items()])
 
-    order = service.diverse_order(styles, ranking.pk)
+    order = diverse_order(styles, ranking.pk)
 
     assert sorted(order) == sorted(scores) and len(order) == 23
     ranked = list(PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("rank", "document_id"))
     assert ranked == list(enumerate(order, start=1))
-    cluster = {pk: clustering.labels.get(str(pk), service.UNCLUSTERED) for pk in scores}
-    assert cluster[newest] == service.UNCLUSTERED
+    cluster = {pk: clustering.labels.get(str(pk), UNCLUSTERED) for pk in scores}
+    assert cluster[newest] == UNCLUSTERED
     by_score = sorted(scores, key=lambda pk: -scores[pk])
     assert order == [by_score[p] for p in reference_order([cluster[pk] for pk in by_score], 4)]
     # The first batch holds the best two of each style (then the late record, the best of its group).
     spanish = [pk for pk in by_score if cluster[pk] == cluster[by_score[0]]]
-    english = [pk for pk in by_score if cluster[pk] not in (cluster[by_score[0]], service.UNCLUSTERED)]
+    english = [pk for pk in by_score if cluster[pk] not in (cluster[by_score[0]], UNCLUSTERED)]
     assert order[:4] == [spanish[0], english[0], newest, spanish[1]]
     assert {cluster[pk] for pk in order[4:8]} == {cluster[spanish[0]], cluster[english[0]]}
 
     # Not applicable: the option is off, or there is no clustering. Nothing changes then.
     styles.diverse_batches = False
-    assert service.diverse_order(styles, ranking.pk) is None
+    assert diverse_order(styles, ranking.pk) is None
     styles.diverse_batches = True
     Clustering.objects.filter(project=styles).delete()
-    assert service.diverse_order(styles, ranking.pk) is None
+    assert diverse_order(styles, ranking.pk) is None
     assert list(PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("rank", "document_id")) \
         == ranked
 
@@ -257,9 +260,9 @@ def test_members_see_the_page_leads_recompute(styles, users, client):
 def test_large_projects_are_clustered_on_a_worker(
     styles, users, client, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(service, "SYNC_LIMIT", 10)
+    monkeypatch.setattr(selectors, "SYNC_LIMIT", 10)
     sent = []
-    monkeypatch.setattr(cluster_tasks.cluster, "delay", lambda clustering_id: sent.append(clustering_id))
+    monkeypatch.setattr(tasks.cluster, "delay", lambda clustering_id: sent.append(clustering_id))
     client.force_login(users["lead"])
     url = f"/projects/{styles.pk}/clusters/"
     assert b"Queued for a worker" in client.get(url).content
@@ -275,7 +278,7 @@ def test_large_projects_are_clustered_on_a_worker(
         client.post(url)
     assert sent == [queued.pk] and Clustering.objects.count() == 1
 
-    assert cluster_tasks.cluster(queued.pk) == "done: 2 clusters"
-    assert cluster_tasks.cluster(queued.pk) == "not claimed"  # a repeated message does nothing
+    assert tasks.cluster(queued.pk) == "done: 2 clusters"
+    assert tasks.cluster(queued.pk) == "not claimed"  # a repeated message does nothing
     page = client.get(url).content.decode()
     assert page.count('data-col="size">20<') == 2 and 'id="clusters-pending"' not in page

@@ -14,11 +14,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.services.imports import import_documents
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 from learning.core.simulation import DOCS_TO_TARGETS
-from learning.dashboard import mcnemar_reading
+from learning.selectors.dashboard import mcnemar_reading
 from learning.models import ModelVersion, SimulationRun
-from learning.simulations import run_simulation
+from learning.services.simulations import run_simulation
 
 pytestmark = pytest.mark.django_db
 

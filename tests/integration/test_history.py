@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from learning.costs import cost_fits
+from learning.selectors.measured_costs import cost_fits
 from learning.models import ModelVersion
 from tests.seeding import SECONDS_PER_FN, SECONDS_PER_TOKEN, seed_dashboard_project
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from annotator.formats import read_corpus
+from corpus.formats import read_corpus
 from annotator.models import Annotation, Document, Project
 from annotator.services.exports import export_corpus
 from annotator.services.imports import ImportRejected, import_path
@@ -138,7 +138,7 @@ def test_overlap_is_refused_unless_the_project_allows_it(tmp_path, projects):
 
 def test_document_text_is_immutable_in_the_database(projects):
     from annotator.services.imports import import_documents
-    from learning.core.types import Document as CorpusDocument
+    from corpus.types import Document as CorpusDocument
 
     import_documents(project=projects["A"], documents=[CorpusDocument(text="Hola.", name="h")], annotated=False)
     document = projects["A"].documents.get()
@@ -151,8 +151,8 @@ def test_document_text_is_immutable_in_the_database(projects):
 
 def test_silver_spans_are_never_exported_as_gold(tmp_path, projects):
     from annotator.services.imports import import_documents
-    from learning.core.types import Document as CorpusDocument
-    from learning.core.types import Span
+    from corpus.types import Document as CorpusDocument
+    from corpus.types import Span
 
     import_documents(project=projects["A"], documents=[
         CorpusDocument(text="Ana y Eva.", spans=(Span(0, 3, "NOMBRE_SUJETO_ASISTENCIA"),), name="n")], annotated=True)

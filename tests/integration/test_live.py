@@ -13,7 +13,7 @@ from annotator.services.imports import import_documents
 from annotator.services.notify import _presence_key, _redis, active_annotators, notify_project
 from annotator.services.projects import set_membership
 from config.asgi import application, django_asgi_app
-from learning.core.types import Document as CorpusDocument
+from corpus.types import Document as CorpusDocument
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 TIMEOUT = 5

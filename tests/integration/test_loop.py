@@ -14,9 +14,9 @@ from asgiref.sync import async_to_sync
 from annotator.models import Document, PoolScore, Ranking
 from annotator.services.imports import import_documents
 from annotator.services.notify import project_group
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 from learning.models import ModelVersion, RetrainJob
-from learning.services import train_and_rank
+from learning.services.retrain import train_and_rank
 from tests.integration.celery_worker import Worker
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,9 +14,9 @@ from django.utils import timezone
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Ranking
 from annotator.selectors import gold_documents
 from annotator.services.imports import import_documents
-from annotator.synthetic import generate_notes
-from learning import jobs, services
-from learning.costs import ROI_MEASURED, project_strategy
+from corpus.synthetic import generate_notes
+from learning.services import jobs, retrain as services
+from learning.selectors.measured_costs import ROI_MEASURED, project_strategy
 from learning.models import ModelVersion, RetrainJob, SilverSentence
 
 pytestmark = pytest.mark.django_db
@@ -245,7 +245,7 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
 
 
 def test_diverse_batches_spread_the_served_order_across_clusters(project):
-    from learning.clusters import compute_clustering
+    from learning.services.clustering import compute_clustering
 
     clustering = compute_clustering(project)
     project.diverse_batches = True

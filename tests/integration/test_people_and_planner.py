@@ -11,7 +11,7 @@ from django.test import Client, override_settings
 
 from annotator.models import Annotation, Document
 from annotator.selectors import gold_documents
-from deid.release_planner import AttackerParameters, PublisherParameters, fit_learning_curve, plan
+from deid.core.release_planner import AttackerParameters, PublisherParameters, fit_learning_curve, plan
 from learning.core.costs import fit_costs
 from learning.models import ModelVersion
 from tests.seeding import seed_dashboard_project

@@ -8,9 +8,9 @@ from django.core.management import call_command
 from annotator.models import PoolScore, Ranking
 from annotator.services.imports import import_documents
 from annotator.services.queue import next_record
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 from learning.models import ModelVersion
-from learning.services import train_and_rank
+from learning.services.retrain import train_and_rank
 
 pytestmark = pytest.mark.django_db
 

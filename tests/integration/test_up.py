@@ -35,6 +35,23 @@ def wait_for(url: str, seconds: float) -> requests.Response:
     raise AssertionError(f"{url} did not answer within {seconds} s")
 
 
+def start_up(env: dict, log: Path) -> subprocess.Popen:
+    """``./deidloop up``'s launcher with its output (and its children's: Daphne's access log, Celery's) in a
+    file. A pipe nobody reads while the test runs fills up after ~64 KB of access log, and then every
+    process writing to it — the web server first — blocks: the test would hang on its next request."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as output:
+        return subprocess.Popen([sys.executable, "-m", "config.launcher", "up"], cwd=ROOT, env=env,
+                                stdout=output, stderr=subprocess.STDOUT, text=True)
+
+
+def stop(process: subprocess.Popen, log: Path) -> str:
+    """SIGTERM, wait for the launcher to stop its children, and return everything it printed so far."""
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=90)
+    return log.read_text()
+
+
 def _pids(pattern: str) -> set[int]:
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
     return {int(pid) for pid in found}
@@ -48,10 +65,8 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(DEIDLOOP_VAR=str(data), DEIDLOOP_PORT=str(port), DJANGO_SETTINGS_MODULE="config.settings")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "config.launcher", "up"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    log = ROOT / "var" / f"{data.name}.log"
+    process = start_up(env, log)
     try:
         login = wait_for(f"http://127.0.0.1:{port}/login/", 180)
         assert login.status_code == 200 and "Log in" in login.text
@@ -103,8 +118,7 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
             time.sleep(0.5)
         assert session.get(loop_url).status_code == 200
 
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=90)
+        output = stop(process, log)
         assert process.returncode == 0, output
         assert "stopped" in output and "the worker exited with -9; starting a new one" in output
         assert not (data / "postgres" / "data" / "postmaster.pid").exists()
@@ -113,15 +127,12 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
             requests.get(f"http://127.0.0.1:{port}/login/", timeout=2)
 
         # A second start reuses the data folder: same accounts, one demo project.
-        process = subprocess.Popen(
-            [sys.executable, "-m", "config.launcher", "up"], cwd=ROOT, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
+        log.write_text("")
+        process = start_up(env, log)
         assert wait_for(f"http://127.0.0.1:{port}/login/", 120).status_code == 200
         assert (data / "credentials.txt").read_text() == credentials
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=90)
-        assert process.returncode == 0
+        output = stop(process, log)
+        assert process.returncode == 0, output
         assert "created on first run" in output
     finally:
         if process.poll() is None:
@@ -136,3 +147,6 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         for pid in pg_ctl:
             os.kill(int(pid), signal.SIGKILL)
         shutil.rmtree(data, ignore_errors=True)
+        if log.exists():  # shown by pytest when the test failed
+            print(log.read_text()[-8000:])
+            log.unlink()

@@ -15,7 +15,7 @@ from annotator.services.annotations import StaleAnnotation, save_draft, submit
 from annotator.services.imports import import_documents
 from annotator.services.projects import set_membership
 from annotator.services.queue import next_record
-from learning.core.types import Document as CorpusDocument
+from corpus.types import Document as CorpusDocument
 
 NAME = "NOMBRE_SUJETO_ASISTENCIA"
 

@@ -9,7 +9,7 @@ from django.db import transaction
 from annotator.models import Membership, Project
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
-from annotator.synthetic import generate_notes
+from corpus.synthetic import generate_notes
 
 DEMO_PROJECT = "Demo: synthetic clinical notes"
 ACCOUNTS = (("admin", None), ("lead", Membership.Role.LEAD), ("annotator", Membership.Role.ANNOTATOR))

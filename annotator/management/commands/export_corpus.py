@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.formats.errors import FormatError
+from corpus.formats.errors import FormatError
 from annotator.models import Project
 from annotator.services.exports import EXPORT_FORMATS, export_corpus
 

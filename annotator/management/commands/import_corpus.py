@@ -2,12 +2,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.formats.errors import FormatError
+from corpus.formats.errors import FormatError
 from annotator.models import Project
 from annotator.schemas import PRESETS, UnknownSchemaError
 from annotator.services.imports import FORMATS, ImportRejected, import_path
 from annotator.services.projects import ProjectError, create_project
-from annotator.formats import read_corpus
+from corpus.formats import read_corpus
 from annotator.services.imports import labels_in
 
 

@@ -10,10 +10,12 @@ from django.contrib.auth.hashers import make_password
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotator.formats import read_corpus
-from annotator.models import Membership, PoolScore, Project, Ranking
+from annotator.models import Membership, Project
 from annotator.services.imports import content_hash, import_path
 from annotator.services.projects import create_project
+from annotator.services.ranking import activate_ranking, add_scores, stage_ranking
+from corpus.formats import read_corpus
+from corpus.span_json import write_span
 
 
 class Command(BaseCommand):
@@ -39,20 +41,17 @@ class Command(BaseCommand):
         gold = {content_hash(document.text): document for document in read_corpus(corpus, "brat")}
         documents = list(target.documents.only("id", "content_hash").order_by("id"))
         scores = rng.random(len(documents))
-        ranking = Ranking.objects.create(project=target, strategy="LCUB_6", is_current=True)
-        order = np.argsort(-scores)
-        rows = []
-        for rank, index in enumerate(order, start=1):
+        order = np.argsort(-scores, kind="stable")
+        entries = []
+        for index in order:
             spans = gold[documents[index].content_hash].spans
             confidences = rng.uniform(0.5, 1.0, len(spans))
-            rows.append(PoolScore(
-                ranking=ranking, document=documents[index], score=float(scores[index]), rank=rank,
-                pre_annotations={"spans": [
-                    {"start": span.start, "end": span.end, "label": span.label, "confidence": round(float(p), 3)}
-                    for span, p in zip(spans, confidences)
-                ], "possible_missed": []},
-            ))
-        PoolScore.objects.bulk_create(rows, batch_size=1000)
+            pre = {"spans": [write_span(span, confidence=round(float(p), 3)) for span, p in zip(spans, confidences)],
+                   "possible_missed": []}
+            entries.append((documents[index].pk, float(scores[index]), pre))
+        ranking = stage_ranking(project=target, strategy="LCUB_6", strategy_params={})
+        add_scores(ranking_id=ranking.pk, entries=entries)
+        activate_ranking(ranking_id=ranking.pk, model_version_id=None, order=[entry[0] for entry in entries])
 
         # One hash for every account: hashing a password is slow on purpose, and they all share it.
         User = get_user_model()
@@ -64,7 +63,7 @@ class Command(BaseCommand):
             Membership(project=target, user=person, role=Membership.Role.ANNOTATOR) for person in people
         ])
         self.stdout.write(json.dumps({
-            "project_id": target.pk, "documents": report.created, "scored": len(rows),
-            "suggested_spans": sum(len(row.pre_annotations["spans"]) for row in rows),
+            "project_id": target.pk, "documents": report.created, "scored": len(entries),
+            "suggested_spans": sum(len(pre["spans"]) for _, _, pre in entries),
             "annotators": [person.username for person in people],
         }))

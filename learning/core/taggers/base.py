@@ -1,6 +1,6 @@
 """What every tagger offers, and the conversions between marginals, tags and spans they share.
 
-A tagger is a scikit-learn style estimator over :class:`~learning.core.types.Document` objects:
+A tagger is a scikit-learn style estimator over :class:`~corpus.types.Document` objects:
 
 * ``fit(docs) -> self`` learns from the documents' gold spans;
 * ``predict_marginals(docs) -> list[np.ndarray]``: per document an array (n_tokens, n_labels) whose rows
@@ -8,19 +8,26 @@ A tagger is a scikit-learn style estimator over :class:`~learning.core.types.Doc
 * ``predict_tags(docs) -> list[list[str]]`` and ``predict(docs) -> list[list[Span]]``.
 
 Everything downstream (query strategies, self-training, recall bias, metrics) works from those arrays.
+:class:`Tagger` is that contract as a protocol (what callers check against); :class:`BaseTagger` is the
+base class the project's taggers share: parameters from ``__init__`` (``get_params``/``set_params``, a
+``repr`` of the non-default ones, :func:`clone`) and argmax prediction from the marginals.
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+import inspect
+from abc import ABC, abstractmethod
+from typing import Any, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE, bio_labels, bio_to_spans, label_of, spans_to_bio
-from learning.core.text import Token, tokenize
-from learning.core.types import Document, Span
+from corpus.bio import OUTSIDE, bio_labels, bio_to_spans, label_of, spans_to_bio
+from corpus.text import Token, tokenize
+from corpus.types import Document, Span
 
 __all__ = [
     "Tagger",
+    "BaseTagger",
+    "clone",
     "NotFittedError",
     "marginals_to_tags",
     "marginals_to_spans",
@@ -44,6 +51,128 @@ class Tagger(Protocol):
     def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]: ...
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]: ...
+
+
+class BaseTagger(ABC):
+    """Base class of the project's taggers, in the manner of scikit-learn's ``BaseEstimator``.
+
+    A subclass takes its parameters as explicit arguments of ``__init__`` and stores each under its own
+    name, doing nothing else there; learning happens in ``fit``, whose results are attributes ending in
+    ``_``.  It implements ``fit`` and ``predict_marginals``; ``predict_tags`` and ``predict`` here take
+    the most probable label of every token, and a tagger with a better decoder (Viterbi) overrides them.
+    """
+
+    labels_: list[str]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The parameter names of ``__init__``, in signature order."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        names = []
+        for p in inspect.signature(init).parameters.values():
+            if p.name == "self" or p.kind == p.VAR_KEYWORD:
+                continue
+            if p.kind == p.VAR_POSITIONAL:
+                raise RuntimeError(
+                    f"{cls.__name__}.__init__ takes *{p.name}; a tagger's parameters must be named explicitly"
+                )
+            names.append(p.name)
+        return names
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The tagger's parameters by name, as passed to ``__init__``.
+
+        ``deep`` is there for scikit-learn compatibility; no tagger holds nested estimators, so it
+        changes nothing.
+        """
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> "BaseTagger":
+        """Set parameters by name and return the tagger; an unknown name raises ``ValueError``.
+
+        The new values take effect at the next ``fit``.
+        """
+        accepted = self._get_param_names()
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__} has no parameter(s) {', '.join(unknown)}; "
+                f"it takes: {', '.join(accepted) or 'none'}"
+            )
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            name: p.default
+            for name, p in inspect.signature(type(self).__init__).parameters.items()
+            if p.default is not p.empty
+        }
+        shown = [
+            f"{name}={value!r}"
+            for name, value in self.get_params(deep=False).items()
+            if name not in defaults or not _same_value(value, defaults[name])
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _check_fitted(self) -> None:
+        """Raise :class:`NotFittedError` unless ``fit`` has set some fitted (``..._``) attribute."""
+        if not any(name.endswith("_") and not name.startswith("__") for name in vars(self)):
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(docs) first")
+
+    @abstractmethod
+    def fit(self, docs: Sequence[Document]) -> "BaseTagger":
+        """Learn from the documents' gold spans; return the tagger."""
+
+    @abstractmethod
+    def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """Per document, an array (n_tokens, n_labels) of P(label | token), columns in ``labels_`` order."""
+
+    def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]:
+        """The most probable label of every token of each document."""
+        return [marginals_to_tags(m, self.labels_) for m in self.predict_marginals(docs)]
+
+    def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
+        """Spans read from the most probable label of every token of each document."""
+        return [
+            marginals_to_spans(tokenize(doc.text), m, self.labels_)
+            for doc, m in zip(docs, self.predict_marginals(docs))
+        ]
+
+
+def _same_value(value: Any, default: Any) -> bool:
+    if value is default:
+        return True
+    if type(value) is not type(default):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # arrays and other values without a single truth value
+        return False
+
+
+_T = TypeVar("_T", bound=BaseTagger)
+
+
+def clone(tagger: _T) -> _T:
+    """A fresh, unfitted tagger of the same class with the same parameters.
+
+    Fitted attributes are not copied.  Parameter values are passed on as they are, not deep-copied, so a
+    clone shares the (process-wide) feature cache and gazetteers of its original, as a tagger built twice
+    from the same arguments would; ``set_params`` on one does not touch the other.
+    """
+    params = tagger.get_params(deep=False)
+    fresh = type(tagger)(**params)
+    for name, value in params.items():
+        if getattr(fresh, name) is not value:
+            raise RuntimeError(
+                f"{type(tagger).__name__}.__init__ does not store parameter {name!r} as given; "
+                "parameters must be stored unchanged under their own names"
+            )
+    return fresh
 
 
 def marginals_to_tags(marginals: np.ndarray, labels: Sequence[str]) -> list[str]:

@@ -9,55 +9,23 @@ rounding.
 """
 from __future__ import annotations
 
-import struct
 from typing import Collection, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from learning.core.bio import bio_to_spans, spans_to_bio
+from corpus.bio import bio_to_spans, spans_to_bio
+from learning.core._compat import crfsuite as crfsuite_compat
+from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
 from learning.core.marginals import forward_backward_batch
-from learning.core.taggers.base import NotFittedError, labels_from_tags
-from learning.core.types import Document, Span
+from learning.core.taggers.base import BaseTagger, labels_from_tags
+from corpus.types import Document, Span
 
 __all__ = ["CRFTagger", "CRFModelFormatError", "read_crfsuite_weights"]
 
 
-class CRFModelFormatError(ValueError):
-    """A crfsuite model file could not be read as a CRF1d model."""
-
-
-_HEADER = struct.Struct("<4sI4sIIIIIIIII")
-_CHUNK = struct.Struct("<4sII")
-_FEATURE_DTYPE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])
-
-
-def read_crfsuite_weights(model: bytes) -> tuple[int, int, np.ndarray]:
-    """(number of labels, number of attributes, feature records) of a crfsuite CRF1d model file.
-
-    Records have fields ``type`` (0: state feature attribute ``src`` -> label ``dst``; 1: transition
-    label ``src`` -> label ``dst``), ``src``, ``dst`` and ``weight`` (float64, as trained).
-    """
-    if len(model) < _HEADER.size:
-        raise CRFModelFormatError("model file too short")
-    (magic, _size, mtype, _version, _n_features, n_labels, n_attrs, off_features, *_rest) = _HEADER.unpack_from(
-        model, 0
-    )
-    if magic != b"lCRF" or mtype != b"FOMC":
-        raise CRFModelFormatError(f"not a crfsuite CRF1d model (magic {magic!r}, type {mtype!r})")
-    # The header's own feature count is not filled in by crfsuite; the chunk's count and size are.
-    chunk, chunk_size, n = _CHUNK.unpack_from(model, off_features)
-    if chunk != b"FEAT" or chunk_size != _CHUNK.size + n * _FEATURE_DTYPE.itemsize:
-        raise CRFModelFormatError("feature chunk not found where the header says")
-    begin = off_features + _CHUNK.size
-    if begin + n * _FEATURE_DTYPE.itemsize > len(model):
-        raise CRFModelFormatError("feature chunk runs past the end of the file")
-    records = np.frombuffer(model, dtype=_FEATURE_DTYPE, count=n, offset=begin)
-    return n_labels, n_attrs, records
-
-
-class CRFTagger:
+class CRFTagger(BaseTagger):
     """CRF over the features of :mod:`learning.core.features`, trained on the sentences of gold documents.
 
     Parameters are crfsuite's L-BFGS settings (``c1`` L1, ``c2`` L2, ``max_iterations``, ``epsilon``,
@@ -130,7 +98,7 @@ class CRFTagger:
         return self
 
     def _read_model(self) -> None:
-        info = self.crf_.tagger_.info()
+        info = crfsuite_compat.model_dump(self.crf_)
         crf_labels = [None] * len(info.labels)
         for name, i in info.labels.items():
             crf_labels[int(i)] = name
@@ -141,8 +109,7 @@ class CRFTagger:
         column = np.array([self.labels_.index(lab) for lab in crf_labels], dtype=np.int64)
         n_labels = len(self.labels_)
 
-        with open(self.crf_.modelfile.name, "rb") as fh:
-            model = fh.read()
+        model = crfsuite_compat.model_file_bytes(self.crf_)
         try:
             n_model_labels, n_attrs, records = read_crfsuite_weights(model)
             if n_model_labels != len(crf_labels) or n_attrs != len(attributes):
@@ -178,10 +145,6 @@ class CRFTagger:
         for (a, b), w in info.transitions.items():
             if abs(transition[label_index[a], label_index[b]] - w) > 1e-6:
                 raise CRFModelFormatError("transition weights disagree with crfsuite's dump")
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "crf_"):
-            raise NotFittedError("CRFTagger is not fitted; call fit(docs) first")
 
     def __getstate__(self) -> dict:
         # Cached features are process-local: a pickled tagger carries its model, not the cache (an

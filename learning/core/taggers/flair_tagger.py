@@ -1,6 +1,6 @@
 """BiLSTM-CRF tagger on Flair's ``SequenceTagger``, with embeddings trained on the project's own text.
 
-Documents are tokenised with :func:`learning.core.text.tokenize` (the same tokens as every other tagger)
+Documents are tokenised with :func:`corpus.text.tokenize` (the same tokens as every other tagger)
 and cut into instances of a few consecutive sentences, so the BiLSTM sees context beyond one sentence.
 Flair sentences are built from those token strings, never re-tokenised, so predictions map back to our
 tokens one to one.
@@ -23,7 +23,6 @@ times longer with Flair's version, measured on MEDDOCAN batches).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import tempfile
 import time
@@ -33,16 +32,17 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio
+from corpus.bio import bio_labels, bio_to_spans, spans_to_bio
+from learning.core._compat import flair as flair_compat
 from learning.core.marginals import forward_backward_batch
-from learning.core.taggers.base import NotFittedError
-from learning.core.text import Token, sentence_bounds, tokenize
-from learning.core.types import Document, Span
+from learning.core.taggers.base import BaseTagger
+from corpus.text import Token, sentence_bounds, tokenize
+from corpus.types import Document, Span
 
 __all__ = ["BiLSTMCRFTagger", "crf_negative_log_likelihood", "instance_bounds"]
 
 _TAG_TYPE = "phi"
-_START, _STOP = "<START>", "<STOP>"
+_START, _STOP = flair_compat.START_TAG, flair_compat.STOP_TAG
 
 
 def instance_bounds(
@@ -123,11 +123,11 @@ class CRFNegativeLogLikelihood(torch.nn.Module):
         self.stop_index = label_dictionary.get_idx_for_item(_STOP)
 
     def forward(self, features_tuple, targets):
-        features, lengths, transitions = features_tuple
+        features, lengths, transitions = flair_compat.crf_scores(features_tuple)
         return crf_negative_log_likelihood(features, lengths, transitions, targets, self.start_index, self.stop_index)
 
 
-class BiLSTMCRFTagger:
+class BiLSTMCRFTagger(BaseTagger):
     """A BiLSTM-CRF sequence tagger with locally trained word vectors and character embeddings.
 
     Parameters
@@ -210,26 +210,12 @@ class BiLSTMCRFTagger:
         self.predict_batch_size = predict_batch_size
         self.verbose = verbose
 
-    # ----------------------------------------------------------------- parameters
-
-    def get_params(self) -> dict[str, Any]:
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {name: getattr(self, name) for name in names}
-
-    def set_params(self, **params: Any) -> "BiLSTMCRFTagger":
-        valid = self.get_params()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"unknown parameter {name!r} for {type(self).__name__}")
-            setattr(self, name, value)
-        return self
-
     # ----------------------------------------------------------------- training
 
     def fit(self, docs: Sequence[Document], unlabelled: Sequence[Document] | None = None) -> "BiLSTMCRFTagger":
         """Train embeddings on ``docs`` (and ``unlabelled``, if given) and the tagger on ``docs``' spans."""
         import flair
-        from flair.data import Corpus, Dictionary
+        from flair.data import Corpus
         from flair.datasets import FlairDatapointDataset
         from flair.models import SequenceTagger
         from flair.trainers import ModelTrainer
@@ -260,10 +246,7 @@ class BiLSTMCRFTagger:
             for doc, tokens in zip(docs, tokenised):
                 instances.extend(self._labelled_instances(doc, tokens))
 
-            tag_dictionary = Dictionary(add_unk=False)
-            for label in types:
-                tag_dictionary.add_item(label)
-            tag_dictionary.span_labels = True
+            tag_dictionary = flair_compat.span_tag_dictionary(types)
 
             flair.set_seed(self.seed)
             model = SequenceTagger(
@@ -277,7 +260,7 @@ class BiLSTMCRFTagger:
                 locked_dropout=self.locked_dropout,
                 allow_unk_predictions=False,
             )
-            model.loss_function = CRFNegativeLogLikelihood(model.label_dictionary)
+            flair_compat.replace_crf_loss(model, CRFNegativeLogLikelihood(model.label_dictionary))
             corpus = Corpus(
                 train=FlairDatapointDataset(instances), dev=None, test=None, sample_missing_splits=False
             )
@@ -398,7 +381,7 @@ class BiLSTMCRFTagger:
         ``transition[i, j]`` scores label i followed by label j; ``start``/``end`` score the first/last label.
         """
         self._check_fitted()
-        trans = self.model_.crf.transitions.detach().cpu().double().numpy()
+        trans = flair_compat.crf_transitions_to_from(self.model_)
         idx = self._label_columns()
         dictionary = self.model_.label_dictionary
         start_idx = dictionary.get_idx_for_item(_START)
@@ -412,14 +395,10 @@ class BiLSTMCRFTagger:
         dictionary = self.model_.label_dictionary
         columns = []
         for label in self.labels_:
-            if label.encode("utf-8") not in dictionary.item2idx:
+            if not dictionary.has_item(label):
                 raise RuntimeError(f"label {label!r} missing from the model's tag dictionary")
             columns.append(dictionary.get_idx_for_item(label))
         return np.asarray(columns)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit() first")
 
     def _forward(self, docs: Sequence[Document], viterbi: bool = False):
         """Run the network over every instance of ``docs``.
@@ -441,26 +420,22 @@ class BiLSTMCRFTagger:
         emissions: dict[int, np.ndarray] = {}
         decoded: dict[int, list[str]] = {}
 
-        captured: dict[str, torch.Tensor] = {}
-        handle = model.crf.register_forward_hook(lambda _m, inputs, _o: captured.__setitem__("e", inputs[0]))
-        try:
+        with flair_compat.captured_crf_emissions(model) as last_emissions:
             with _torch_threads(self.n_threads), torch.no_grad():
                 for lo in range(0, len(order), self.predict_batch_size):
                     batch_ids = order[lo : lo + self.predict_batch_size]
                     batch = [jobs[k][2] for k in batch_ids]
-                    sentence_tensor, lengths = model._prepare_tensors(batch)
+                    sentence_tensor, lengths = flair_compat.prepare_tensors(model, batch)
                     scores = model.forward(sentence_tensor, lengths)
-                    em = captured["e"].detach().cpu().double().numpy()
+                    em = last_emissions().detach().cpu().double().numpy()
                     for row, k in enumerate(batch_ids):
                         emissions[k] = em[row, : int(lengths[row]), :][:, columns]
                     if viterbi:
-                        tags, _ = model.viterbi_decoder.decode(scores, False, batch)
+                        tags = flair_compat.viterbi_tags(model, scores, batch)
                         for row, k in enumerate(batch_ids):
-                            decoded[k] = [tag for tag, _ in tags[row]]
+                            decoded[k] = tags[row]
                     for sentence in batch:
                         sentence.clear_embeddings()
-        finally:
-            handle.remove()
 
         per_doc: list[list[tuple[tuple[int, int], np.ndarray]]] = [[] for _ in docs]
         tags_per_doc: list[list[tuple[tuple[int, int], list[str]]]] = [[] for _ in docs]
@@ -505,7 +480,7 @@ class BiLSTMCRFTagger:
         model = state.pop("model_", None)
         if model is not None:
             buffer = io.BytesIO()
-            torch.save(model._get_state_dict(), buffer, pickle_protocol=4)
+            torch.save(flair_compat.model_state(model), buffer, pickle_protocol=4)
             state["model_bytes_"] = buffer.getvalue()
         return state
 

@@ -6,21 +6,15 @@ from typing import Sequence
 
 import numpy as np
 
-from learning.core.bio import OUTSIDE
-from learning.core.taggers.base import (
-    NotFittedError,
-    gold_tags,
-    labels_from_tags,
-    marginals_to_spans,
-    marginals_to_tags,
-)
-from learning.core.text import tokenize
-from learning.core.types import Document, Span
+from corpus.bio import OUTSIDE
+from learning.core.taggers.base import BaseTagger, gold_tags, labels_from_tags
+from corpus.text import tokenize
+from corpus.types import Document
 
 __all__ = ["UnigramTagger"]
 
 
-class UnigramTagger:
+class UnigramTagger(BaseTagger):
     """Most frequent BIO label per lower-cased token form in the training documents; unseen forms are O.
 
     ``predict_marginals`` gives, per token, the relative frequencies of the labels its form had in
@@ -53,10 +47,6 @@ class UnigramTagger:
             self.distributions_[form] = row / row.sum()
         return self
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "labels_"):
-            raise NotFittedError("UnigramTagger is not fitted; call fit(docs) first")
-
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
         self._check_fitted()
         unseen = np.zeros(len(self.labels_))
@@ -66,12 +56,3 @@ class UnigramTagger:
             rows = [self.distributions_.get(self._form(t.text), unseen) for t in tokenize(doc.text)]
             out.append(np.array(rows) if rows else np.zeros((0, len(self.labels_))))
         return out
-
-    def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]:
-        return [marginals_to_tags(m, self.labels_) for m in self.predict_marginals(docs)]
-
-    def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
-        return [
-            marginals_to_spans(tokenize(doc.text), m, self.labels_)
-            for doc, m in zip(docs, self.predict_marginals(docs))
-        ]

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.formats import FORMATS, FormatError, read_corpus
-from learning.core.experiments import run_evaluation
-from learning.core.registry import TAGGERS, parse_params
-from learning.core.types import Document
+from corpus.formats import FORMATS, FormatError, read_corpus
+from learning.core.registry import TAGGERS, parse_params, tagger_factory
+from learning.core.training import TUNE_ON_DEV, train_and_evaluate
+from corpus.types import Document
 
 
 def read_or_fail(path: str, fmt: str, option: str) -> list[Document]:
@@ -69,7 +70,7 @@ class Command(BaseCommand):
         evaluation = read_or_fail(options["eval"], fmt, "--eval")
         unlabelled = read_or_fail(options["unlabelled"], fmt, "--unlabelled") if options["self_train"] else None
         try:
-            report = run_evaluation(
+            report = evaluation_report(
                 train,
                 evaluation,
                 tagger=options["tagger"],
@@ -82,3 +83,55 @@ class Command(BaseCommand):
         except (ValueError, FormatError) as error:
             raise CommandError(str(error)) from error
         self.stdout.write(json.dumps(report, ensure_ascii=False))
+
+
+def evaluation_report(
+    train_docs: list[Document],
+    eval_docs: list[Document],
+    *,
+    tagger: str,
+    tagger_params: dict[str, Any] | None = None,
+    seed: int = 0,
+    recall_bias_beta: float | None = None,
+    unlabelled_docs: list[Document] | None = None,
+    dev_fraction: float = 0.2,
+) -> dict[str, Any]:
+    """Scores of :func:`learning.core.metrics.evaluate` plus timings and what was chosen on the way.
+
+    With a recall bias, the scores are those of the biased decoding, its thresholds tuned on a development
+    set held out of ``train_docs``.
+    """
+    model = train_and_evaluate(
+        train_docs, eval_docs, tagger_factory=tagger_factory(tagger, seed=seed, **(tagger_params or {})),
+        seed=seed, recall_bias_beta=recall_bias_beta, recall_bias_tuning=TUNE_ON_DEV,
+        unlabelled_docs=unlabelled_docs, dev_fraction=dev_fraction,
+    )
+    report: dict[str, Any] = {
+        "tagger": tagger,
+        "tagger_params": dict(tagger_params or {}),
+        "seed": seed,
+        "train_docs": len(model.train_documents),
+        "dev_docs": len(model.dev_documents),
+        "eval_docs": len(eval_docs),
+    }
+    outcome = model.self_training
+    if outcome is not None:
+        report["self_training"] = {
+            "unlabelled_docs": len(unlabelled_docs or []),
+            "silver_sentences": len(outcome.silver),
+            "iterations": len(outcome.history) - 1,
+            "best_iteration": outcome.best_iteration,
+            "stopped": outcome.stopped,
+            "dev_f1": [h["dev_f1"] for h in outcome.history],
+        }
+    report["train_seconds"] = model.train_seconds
+    if model.recall_bias is not None:
+        report["recall_bias"] = {
+            "beta": recall_bias_beta,
+            "tau_main": model.recall_bias.tau_main,
+            "tau_alt": model.recall_bias.tau_alt,
+            "dev_f_beta": model.recall_bias.score,
+        }
+    report["predict_seconds"] = model.predict_seconds
+    scores = model.recall_bias_metrics if model.recall_bias_metrics is not None else model.metrics
+    return {**scores, **report}

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
 from learning.models import ModelVersion
-from learning.services import train_and_rank
+from learning.services.retrain import train_and_rank
 
 
 class Command(BaseCommand):

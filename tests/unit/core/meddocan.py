@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from learning.core.types import Document, Span
+from corpus.types import Document, Span
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 MEDDOCAN_DIR = REPO_ROOT.parent / "shared" / "datasets" / "meddocan"

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from learning.core.bio import bio_labels, bio_to_spans, spans_to_bio
-from learning.core.text import Token, tokenize
-from learning.core.types import Span
+from corpus.bio import bio_labels, bio_to_spans, spans_to_bio
+from corpus.text import Token, tokenize
+from corpus.types import Span
 
 from .meddocan import read_split
 

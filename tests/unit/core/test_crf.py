@@ -8,8 +8,8 @@ import pytest
 from learning.core.features import FeatureCache
 from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
 from learning.core.taggers.crf import CRFModelFormatError, CRFTagger, read_crfsuite_weights
-from learning.core.text import tokenize
-from learning.core.types import Document, Span
+from corpus.text import tokenize
+from corpus.types import Document, Span
 
 from .meddocan import read_split
 from .toy import NoteBuilder

@@ -12,15 +12,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("flair")
 
 from learning.core import embeddings as local_embeddings  # noqa: E402
-from learning.core.bio import bio_labels, bio_to_spans  # noqa: E402
+from corpus.bio import bio_labels, bio_to_spans  # noqa: E402
 from learning.core.taggers.base import NotFittedError, Tagger  # noqa: E402
 from learning.core.taggers.flair_tagger import (  # noqa: E402
     BiLSTMCRFTagger,
     crf_negative_log_likelihood,
     instance_bounds,
 )
-from learning.core.text import tokenize  # noqa: E402
-from learning.core.types import Document, Span  # noqa: E402
+from corpus.text import tokenize  # noqa: E402
+from corpus.types import Document, Span  # noqa: E402
 
 from .toy import NoteBuilder  # noqa: E402
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from learning.core.metrics import entity_level, evaluate, f_beta, mcnemar_tokens, prf
-from learning.core.text import tokenize
-from learning.core.types import Document, Span
+from corpus.text import tokenize
+from corpus.types import Document, Span
 
 TEXT = "Eva Lund vive en Madrid desde 03/03/1946."
 GOLD = Document(TEXT, (Span(0, 8, "NAME"), Span(17, 23, "LOC"), Span(30, 40, "DATE")))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from learning.core.pre_annotation import pre_annotations
-from learning.core.text import tokenize
+from corpus.text import tokenize
 
 LABELS = ["O", "B-NAME", "I-NAME", "B-DATE", "I-DATE"]
 

@@ -9,8 +9,8 @@ from learning.core.recall_bias import (
     recall_biased_tags,
     tune_recall_bias,
 )
-from learning.core.text import tokenize
-from learning.core.types import Span
+from corpus.text import tokenize
+from corpus.types import Span
 
 LABELS = ["O", "B-NAME", "I-NAME", "B-LOC", "I-LOC"]
 MARGINALS = np.array(

@@ -5,8 +5,8 @@ import pytest
 
 from learning.core.self_training import choose_thresholds, cut_sentences, select_confident, self_train
 from learning.core.taggers.unigram import UnigramTagger
-from learning.core.text import tokenize
-from learning.core.types import Document, Span
+from corpus.text import tokenize
+from corpus.types import Document, Span
 
 
 def doc(text, *marked, name=""):

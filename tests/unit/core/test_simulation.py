@@ -3,8 +3,8 @@ import pytest
 
 from learning.core.simulation import aulc, docs_to, plot_results, simulate
 from learning.core.taggers.unigram import UnigramTagger
-from learning.core.text import tokenize
-from learning.core.types import Document, Span
+from corpus.text import tokenize
+from corpus.types import Document, Span
 
 NAMES = ["Juan", "Ana", "Luis", "Eva", "Rosa", "Pablo", "Marta", "Jorge", "Lucia", "Sara", "Tomas", "Irene"]
 CITIES = ["Madrid", "Lugo", "Soria", "Cadiz", "Vigo", "Avila", "Teruel"]

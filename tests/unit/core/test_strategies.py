@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from learning.core.ordering import select
 from learning.core.strategies import (
     EMPTY_SCORE,
     PRESETS,
@@ -14,8 +15,6 @@ from learning.core.strategies import (
     lc_sum,
     lcub,
     roi,
-    select,
-    select_random,
 )
 
 O = 0  # column of "O" in the two-label arrays below: [P(O), P(PHI)]
@@ -143,33 +142,6 @@ def test_get_strategy_errors():
         get_strategy("entropy", rho=0.1)
 
 
-def test_select_highest_first():
-    scores = np.array([0.1, 3.0, -2.0, 2.0])
-    assert select(scores, 2, np.random.default_rng(0)).tolist() == [1, 3]
-
-
-def test_select_breaks_ties_at_random_but_reproducibly():
-    scores = np.array([1.0, 5.0, 5.0, 5.0, 0.0])
-    seen_first = set()
-    for seed in range(30):
-        picked = select(scores, 2, np.random.default_rng(seed))
-        assert set(picked.tolist()) <= {1, 2, 3}
-        assert len(set(picked.tolist())) == 2
-        seen_first.add(int(picked[0]))
-        again = select(scores, 2, np.random.default_rng(seed))
-        assert again.tolist() == picked.tolist()
-    assert seen_first == {1, 2, 3}
-
-
-def test_select_more_than_the_pool_and_empty_pool():
-    rng = np.random.default_rng(0)
-    scores = np.array([0.5, np.nan, 2.0, -np.inf])
-    assert select(scores, 10, rng).tolist()[:2] == [2, 0]
-    assert sorted(select(scores, 10, rng).tolist()) == [0, 1, 2, 3]
-    assert select(np.array([]), 3, rng).tolist() == []
-    assert select(scores, 0, rng).tolist() == []
-
-
 def test_random_strategy_draws_uniformly_through_select():
     random = get_strategy("random")
     pool = [SHORT, LONG, np.zeros((0, 2)), SHORT]
@@ -178,14 +150,6 @@ def test_random_strategy_draws_uniformly_through_select():
     rng = np.random.default_rng(1)
     counts = np.bincount([select(scores, 1, rng)[0] for _ in range(4000)], minlength=4)
     assert counts.min() > 900 and counts.max() < 1100
-
-
-def test_select_random():
-    rng = np.random.default_rng(0)
-    picked = select_random(10, 4, rng)
-    assert len(set(picked.tolist())) == 4 and picked.max() < 10
-    assert sorted(select_random(3, 5, rng).tolist()) == [0, 1, 2]
-    assert select_random(0, 5, rng).tolist() == []
 
 
 def test_parse_strategy():

@@ -11,7 +11,6 @@ from learning.core.stylometry import (
     cluster_documents,
     cluster_features,
     document_features,
-    diverse_batch,
     drop_redundant_features,
     dunn_index,
     feature_matrix,
@@ -269,33 +268,3 @@ def test_clustering_thirty_meddocan_documents():
     assert result.cluster_means.shape == (result.k, len(FEATURE_NAMES))
     assert np.isfinite(result.cluster_means).all()
     assert set(result.dunn) == set(range(2, 11))
-
-
-# --------------------------------------------------------------------------------------------------
-# Diverse batches
-
-
-def test_diverse_batch_takes_turns_across_clusters():
-    scores = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
-    clusters = [0, 0, 0, 1, 1, 2]
-    # Cluster order by best score: 0 (0.9), 1 (0.6), 2 (0.4).
-    assert diverse_batch(scores, clusters, 3) == [0, 3, 5]
-    assert diverse_batch(scores, clusters, 4) == [0, 3, 5, 1]
-    # Cluster 2 runs out after one; then 0 and 1 alternate, then 0 alone.
-    assert diverse_batch(scores, clusters, 6) == [0, 3, 5, 1, 4, 2]
-    assert diverse_batch(scores, clusters, 10) == [0, 3, 5, 1, 4, 2]
-    assert diverse_batch(scores, clusters, 0) == []
-
-
-def test_diverse_batch_orders_clusters_and_documents_by_score_then_index():
-    # Cluster 7 holds the best score (index 2), so it goes first although its label is larger; then
-    # cluster 3 gives its best (index 3), and cluster 7 having run out, its next best (index 1).
-    assert diverse_batch([0.1, 0.2, 0.9, 0.3], [3, 3, 7, 3], 3) == [2, 3, 1]
-    # All tied: the cluster of document 0 first, documents by index.
-    assert diverse_batch([1.0, 1.0, 1.0, 1.0], [1, 0, 1, 0], 4) == [0, 1, 2, 3]
-
-
-def test_diverse_batch_ranks_nan_and_minus_inf_last():
-    assert diverse_batch([float("nan"), -math.inf, 0.1], [0, 0, 0], 3) == [2, 0, 1]
-    with pytest.raises(ValueError, match="one cluster per score"):
-        diverse_batch([0.1, 0.2], [0], 1)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from learning.core.text import Token, sentence_bounds, tokenize
+from corpus.text import Token, sentence_bounds, tokenize
 
 
 def texts(s: str) -> list[str]:

@@ -5,7 +5,7 @@ import pytest
 
 from learning.core.taggers.base import NotFittedError, Tagger
 from learning.core.taggers.unigram import UnigramTagger
-from learning.core.types import Document, Span
+from corpus.types import Document, Span
 
 # "Ana" is a name twice and a plain word once; "Gil" is always I-NAME; "Madrid" a place once.
 TRAIN = [

@@ -1,7 +1,7 @@
 """Small annotated notes built piece by piece for tagger tests (offsets recorded as text is appended)."""
 from __future__ import annotations
 
-from learning.core.types import Document, Span
+from corpus.types import Document, Span
 
 
 class NoteBuilder:

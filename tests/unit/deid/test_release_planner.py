@@ -6,7 +6,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from deid.release_planner import (
+from deid.core.release_planner import (
     ATTACKER_DEFAULTS,
     EPSILON,
     PUBLISHER_DEFAULTS,

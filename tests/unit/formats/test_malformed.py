@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from annotator.formats import FormatError, SpanProblem, read_corpus, validate_spans
-from annotator.formats import files as format_files
-from learning.core.types import Span
+from corpus.formats import FormatError, SpanProblem, read_corpus, validate_spans
+from corpus.formats import files as format_files
+from corpus.types import Span
 
 TEXT = "Paciente: Ana García, 45 años.\nIngreso: 12/03/2019.\n"  # 52 characters
 GOOD_ANN = "T1\tNOMBRE 10 20\tAna García\n#1\tAnnotatorNotes T1\tnombre completo\nT2\tEDAD 22 29\t45 años\n"

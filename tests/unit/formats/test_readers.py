@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from annotator.formats import FORMATS, READERS, read_corpus, validate_spans
-from annotator.formats.errors import SpanProblem
-from learning.core.types import Document, Span
+from corpus.formats import FORMATS, READERS, read_corpus, validate_spans
+from corpus.formats.errors import SpanProblem
+from corpus.types import Document, Span
 
 
 def _write(path: Path, content: str | bytes) -> Path:

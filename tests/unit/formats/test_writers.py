@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from annotator.formats import FormatError, WRITERS, WriteSummary, read_corpus, write_corpus
-from learning.core.text import sentence_bounds, tokenize
-from learning.core.types import Document, Span
+from corpus.formats import FormatError, WRITERS, WriteSummary, read_corpus, write_corpus
+from corpus.text import sentence_bounds, tokenize
+from corpus.types import Document, Span
 
 TRICKY = Document(
     name="tricky",

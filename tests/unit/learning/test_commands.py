@@ -11,8 +11,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.formats import write_corpus
-from learning.core.types import Document, Span
+from corpus.formats import write_corpus
+from corpus.types import Document, Span
 
 NAMES = ["Juan", "Ana", "Luis", "Eva", "Rosa", "Pablo", "Marta", "Jorge"]
 CITIES = ["Madrid", "Lugo", "Soria", "Cadiz", "Vigo"]

@@ -1,0 +1,31 @@
+"""Django's ASGI handler internals that :mod:`config.asgi` relies on (Django==5.2.19, the lock's pin).
+
+Pinned by ``tests/unit/compat/test_django_asgi.py``. ``ThreadPoolASGIHandler`` subclasses
+``django.core.handlers.asgi.ASGIHandler`` and relies on:
+
+- ``ASGIHandler.__init__`` being ``BaseHandler.__init__()`` followed by ``load_middleware(is_async=True)``,
+  so that calling ``BaseHandler.__init__`` and ``load_middleware(is_async=False)`` instead gives the same
+  handler with its middleware chain built for synchronous calls (``get_response``);
+- ``ASGIHandler.handle`` reading the body, building the request and awaiting
+  ``self.get_response_async(request)`` for the response, so that overriding that one coroutine decides
+  where the middleware chain and the view run;
+- ``django.core.handlers.asgi.get_script_prefix(scope)``: ``FORCE_SCRIPT_NAME`` or the scope's
+  ``root_path``, the prefix ``handle`` sets in the event loop's thread and the pool thread must set again.
+"""
+from __future__ import annotations
+
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+
+__all__ = ["ASGIHandler", "load_sync_middleware", "script_prefix"]
+
+
+def load_sync_middleware(handler: ASGIHandler) -> None:
+    """Initialise ``handler`` as ``ASGIHandler.__init__`` does, but with the middleware chain loaded in
+    sync mode; call it instead of ``super().__init__()``."""
+    super(ASGIHandler, handler).__init__()  # BaseHandler's, skipping ASGIHandler's async middleware loading
+    handler.load_middleware(is_async=False)
+
+
+def script_prefix(scope: dict) -> str:
+    """The script prefix Django serves the ASGI ``scope`` under."""
+    return get_script_prefix(scope)

@@ -1,0 +1,96 @@
+"""Conversion between character spans and BIO tags over tokens.
+
+Tags are ``"O"``, ``"B-TYPE"`` and ``"I-TYPE"``.  A span is *aligned* when its start is some token's start
+and its end is some token's end; only aligned spans survive a round trip through tags unchanged.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Iterable, Sequence
+
+from corpus.text import Token
+from corpus.types import Span
+
+__all__ = ["OUTSIDE", "spans_to_bio", "bio_to_spans", "label_of", "bio_labels"]
+
+OUTSIDE = "O"
+
+
+def label_of(tag: str) -> str | None:
+    """The entity type of a BIO tag (``"B-NAME"`` -> ``"NAME"``), ``None`` for ``"O"``."""
+    if tag == OUTSIDE:
+        return None
+    return tag[2:]
+
+
+def bio_labels(types: Iterable[str]) -> list[str]:
+    """The full BIO label list for entity ``types``: ``"O"`` first, then ``B-``/``I-`` per type, sorted."""
+    out = [OUTSIDE]
+    for t in sorted(set(types)):
+        out.extend((f"B-{t}", f"I-{t}"))
+    return out
+
+
+def spans_to_bio(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[str], int]:
+    """BIO tags for ``tokens`` and the number of spans not aligned to token boundaries.
+
+    A misaligned span is still tagged, on every token it overlaps (its first overlapping token gets
+    ``B-``), so a span that cuts a token in the middle claims the whole token; it is counted so callers can
+    report how much the tokenization distorts the gold standard.  A span that overlaps no token (only
+    whitespace) tags nothing and is counted as misaligned.  Where gold spans overlap, spans are applied in
+    position order: a span whose first token is already tagged is dropped, and otherwise a token keeps
+    the first tag it receives.
+    """
+    tags = [OUTSIDE] * len(tokens)
+    starts = [t.start for t in tokens]
+    ends = [t.end for t in tokens]
+    misaligned = 0
+    for span in sorted(spans):
+        # Tokens overlapping [span.start, span.end): token.end > span.start and token.start < span.end.
+        first = bisect_right(ends, span.start)
+        last = bisect_left(starts, span.end)  # exclusive
+        if first >= last:
+            misaligned += 1
+            continue
+        if starts[first] != span.start or ends[last - 1] != span.end:
+            misaligned += 1
+        if tags[first] != OUTSIDE:
+            # Overlapping gold spans: keep the earlier span's tags.
+            continue
+        tags[first] = f"B-{span.label}"
+        inside = f"I-{span.label}"
+        for i in range(first + 1, last):
+            if tags[i] == OUTSIDE:
+                tags[i] = inside
+    return tags, misaligned
+
+
+def bio_to_spans(tokens: Sequence[Token], tags: Sequence[str]) -> list[Span]:
+    """Character spans from BIO ``tags`` over ``tokens``.
+
+    ``B-X`` starts a span; ``I-X`` continues a span of type X and starts a new one after ``O`` or after a
+    span of another type (the lenient IOB reading that taggers' output needs).
+    """
+    if len(tokens) != len(tags):
+        raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
+    spans: list[Span] = []
+    cur_label: str | None = None
+    cur_start = cur_end = 0
+    for tok, tag in zip(tokens, tags):
+        if tag == OUTSIDE:
+            if cur_label is not None:
+                spans.append(Span(cur_start, cur_end, cur_label))
+                cur_label = None
+            continue
+        prefix, label = tag[:2], tag[2:]
+        if prefix not in ("B-", "I-") or not label:
+            raise ValueError(f"not a BIO tag: {tag!r}")
+        if prefix == "I-" and cur_label == label:
+            cur_end = tok.end
+            continue
+        if cur_label is not None:
+            spans.append(Span(cur_start, cur_end, cur_label))
+        cur_label, cur_start, cur_end = label, tok.start, tok.end
+    if cur_label is not None:
+        spans.append(Span(cur_start, cur_end, cur_label))
+    return spans

@@ -1,0 +1,37 @@
+"""Reads of the learning app: the state of a project's loop as its lead sees it."""
+from __future__ import annotations
+
+from annotator.models import Project
+from annotator.selectors import project_overview, ranking_top, submission_count
+from learning.services import jobs, retrain as services
+from learning.selectors.measured_costs import cost_fits
+from learning.models import ModelVersion, RetrainJob, SilverSentence
+
+
+def job_progress(job: RetrainJob) -> dict:
+    """Stage and, while scoring, how much of the pool is done (0-100)."""
+    done = services.scored_so_far(job) if job.status == RetrainJob.Status.SCORING else 0
+    percent = {RetrainJob.Status.QUEUED: 0, RetrainJob.Status.TRAINING: 5}.get(job.status)
+    if job.status == RetrainJob.Status.SCORING:
+        percent = 10 + round(90 * done / job.pool_size) if job.pool_size else 95
+    return {"job": job.pk, "status": job.status, "stage": job.get_status_display(), "done": done,
+            "total": job.pool_size, "percent": percent, "attempt": job.attempt, "follow_up": job.follow_up}
+
+
+def loop_state(*, project: Project) -> dict:
+    current = ModelVersion.objects.filter(project=project, is_current=True).first()
+    active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first()
+    submissions = submission_count(project=project)
+    return {
+        "model": current,
+        "active": active,
+        "progress": job_progress(active) if active else None,
+        "jobs": list(RetrainJob.objects.filter(project=project).select_related("requested_by")[:10]),
+        "overview": project_overview(project=project),
+        "submissions": submissions,
+        "new_submissions": max(submissions - jobs.submissions_at_last_request(project), 0),
+        "ranking": ranking_top(project=project),
+        "costs": cost_fits(project=project),
+        "silver": SilverSentence.objects.filter(project=project).count(),
+        "silver_examples": list(SilverSentence.objects.filter(project=project).select_related("document")[:5]),
+    }

@@ -1,0 +1,150 @@
+"""Stylometric clusters of a project's documents (ALGORITHMS.md §8), computed and stored.
+
+A clustering covers every document of the project, pool and evaluation, as it was when computed; records
+imported later have no cluster until the next one and form a group of their own when batches are spread
+(``learning.services.retrain`` orders a ranking's batches across clusters with ``learning.core.ordering``).
+The newest finished clustering is the project's; a newer one replaces the older rows. The page reads them
+through ``learning.selectors.clusters``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from datetime import timedelta
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.models import Document, Project
+from learning.core import stylometry
+from learning.models import Clustering
+from learning.selectors import clusters as cluster_selectors
+
+log = logging.getLogger(__name__)
+
+#: The sample is drawn with a fixed seed: clustering the same documents again gives the same clusters.
+SAMPLE_SEED = 0
+#: A clustering queued or running for longer than this is taken for dead (its worker crashed), so a
+#: lead may ask for a new one.
+STALE_AFTER = timedelta(hours=1)
+#: Group of the documents imported after the clustering was computed.
+UNCLUSTERED = -1
+_FEATURE_CHUNK = 500
+
+
+def request_clustering(*, project: Project) -> tuple[Clustering, bool]:
+    """A queued clustering of ``project``, and whether it is new (False: one is already queued or running)."""
+    active = Clustering.objects.filter(
+        project=project, status__in=[Clustering.Status.QUEUED, Clustering.Status.RUNNING],
+        created_at__gte=timezone.now() - STALE_AFTER,
+    ).order_by("-created_at").first()
+    if active is not None:
+        return active, False
+    return Clustering.objects.create(project=project), True
+
+
+def run_clustering(clustering_id: int) -> Clustering | None:
+    """Compute a queued clustering; None when another process took it already (a repeated message).
+
+    A failure is stored on the row (status failed, with a message) rather than raised: the project keeps its
+    previous clustering.
+    """
+    claimed = Clustering.objects.filter(pk=clustering_id, status=Clustering.Status.QUEUED).update(
+        status=Clustering.Status.RUNNING
+    )
+    if not claimed:
+        return None
+    clustering = Clustering.objects.select_related("project").get(pk=clustering_id)
+    project = clustering.project
+    try:
+        document_ids, result = _cluster_project(project)
+    except Exception as error:  # noqa: BLE001 - every failure ends the row; the page shows the message
+        log.exception("clustering %s of project %s failed", clustering_id, project.pk)
+        Clustering.objects.filter(pk=clustering_id).update(
+            status=Clustering.Status.FAILED, error=_describe(error), finished_at=timezone.now()
+        )
+        clustering.refresh_from_db()
+        return clustering
+    with transaction.atomic():
+        Clustering.objects.filter(pk=clustering_id).update(
+            status=Clustering.Status.DONE, k=result.k,
+            dunn={str(k): _json_float(value) for k, value in result.dunn.items()},
+            kept_features=list(result.kept_features), feature_names=list(result.feature_names),
+            cluster_means=[[float(v) for v in row] for row in result.cluster_means],
+            labels={str(document_id): int(label)
+                    for document_id, label in zip(document_ids, result.labels, strict=True)},
+            error="", finished_at=timezone.now(),
+        )
+        # Superseded: older finished or failed rows (their labels are the bulk of the table).
+        Clustering.objects.filter(
+            project=project, created_at__lt=clustering.created_at,
+            status__in=[Clustering.Status.DONE, Clustering.Status.FAILED],
+        ).delete()
+    clustering.refresh_from_db()
+    return clustering
+
+
+def compute_clustering(project: Project) -> Clustering:
+    """Cluster all of ``project``'s documents now, in this process; the stored row (done or failed)."""
+    clustering = Clustering.objects.create(project=project)
+    finished = run_clustering(clustering.pk)
+    return finished if finished is not None else Clustering.objects.get(pk=clustering.pk)
+
+
+def _cluster_project(project: Project) -> tuple[list[int], stylometry.StyleClusters]:
+    """Document ids (in id order) and their clustering."""
+    document_ids: list[int] = []
+    blocks: list[np.ndarray] = []
+    names: list[str] = list(stylometry.FEATURE_NAMES)
+    chunk: list[str] = []
+    rows = Document.objects.filter(project=project).order_by("id").values_list("id", "text")
+    for document_id, text in rows.iterator(chunk_size=_FEATURE_CHUNK):
+        document_ids.append(document_id)
+        chunk.append(text)
+        if len(chunk) == _FEATURE_CHUNK:
+            names, block = stylometry.feature_matrix(chunk, project.language)
+            blocks.append(block)
+            chunk = []
+    if chunk or not blocks:
+        names, block = stylometry.feature_matrix(chunk, project.language)
+        blocks.append(block)
+    matrix = np.vstack(blocks)
+    if matrix.shape[0] <= cluster_selectors.MAX_CLUSTERED:
+        return document_ids, stylometry.cluster_features(matrix, names)
+    return document_ids, _cluster_sample(matrix, names, seed=SAMPLE_SEED)
+
+
+def _cluster_sample(matrix: np.ndarray, names: Sequence[str], *, seed: int) -> stylometry.StyleClusters:
+    """Ward clustering of a random sample of the rows; the other rows go to the nearest cluster centre."""
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(matrix.shape[0], size=cluster_selectors.MAX_CLUSTERED, replace=False))
+    on_sample = stylometry.cluster_features(matrix[sample], names)
+    kept = [list(names).index(name) for name in on_sample.kept_features]
+    labels = np.zeros(matrix.shape[0], dtype=int)
+    if on_sample.k > 1 and kept:
+        x = matrix[:, kept]
+        mean, std = x[sample].mean(axis=0), x[sample].std(axis=0)
+        z = (x - mean) / np.where(std > 0, std, 1.0)
+        centres = np.array([z[sample][on_sample.labels == c].mean(axis=0) for c in range(on_sample.k)])
+        labels = ((z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
+        labels[sample] = on_sample.labels
+        labels = stylometry.numbered_by_size(labels)
+    k = int(labels.max()) + 1
+    return stylometry.StyleClusters(
+        labels=labels, k=k, dunn=on_sample.dunn, kept_features=on_sample.kept_features,
+        feature_names=on_sample.feature_names,
+        cluster_means=np.array([matrix[labels == c].mean(axis=0) for c in range(k)]),
+    )
+
+
+def _json_float(value: float) -> float | str:
+    # PostgreSQL's jsonb has no infinity; the Dunn index is infinite when no cluster has any spread.
+    return value if math.isfinite(value) else "inf"
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, stylometry.UnsupportedLanguageError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,228 @@
+"""The life of a retrain job: asked for (by a batch of submissions or a lead), claimed by one worker
+process at a time under a lease, taken over when its process dies, and ended exactly once.
+
+Ownership is a row in the database, not a message in the broker: a message delivered twice (``acks_late``
+redelivers what a killed worker did not finish) finds the job claimed or ended and does nothing.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from datetime import timedelta
+from typing import Iterator
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotator.models import Project
+from annotator.selectors import submission_count
+from annotator.services.notify import notify_project
+from learning.models import RetrainJob
+
+log = logging.getLogger(__name__)
+
+#: A claim lasts this long unless renewed; the process holding it renews it every LEASE_RENEW_SECONDS.
+LEASE_SECONDS = 90
+LEASE_RENEW_SECONDS = 15
+
+
+def this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def owner_is_dead(owner: str) -> bool:
+    """True when ``owner`` (host:pid) is a process of this machine that no longer exists.
+
+    A process on another machine cannot be checked from here: its lease decides.
+    """
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    # A killed process whose parent died too stays a zombie until someone reaps it (in a container, often
+    # nobody does): it exists, but it works on nothing.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+class Superseded(Exception):
+    """The attempt was taken over by another one; its work is thrown away."""
+
+
+def notify(job: RetrainJob, stage: str, text: str, **data) -> None:
+    """Progress of a job, to every open page of its project."""
+    notify_project(project_id=job.project_id, kind="retrain_progress", text=text,
+                   data={"job": job.pk, "stage": stage, **data})
+
+
+# Asking for a retrain -----------------------------------------------------------------------------------
+
+def request_retrain(
+    *, project: Project, reason: str, user=None, force: bool = False
+) -> tuple[RetrainJob | None, bool]:
+    """Queue a retrain of ``project`` unless one is active: (the job that will serve the request, created?).
+
+    A batch request (``force`` False) is only made when ``project.batch_size`` submissions arrived since the
+    last job was asked for. A forced request (a lead's) made while a job is active marks that job to be
+    followed by another, so what changed in the meantime (settings, submissions) is not lost.
+    Returns (None, False) when a batch request finds too few new submissions.
+    """
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first()
+        submissions = submission_count(project=project)
+        if active is not None:
+            if force and not active.follow_up:
+                RetrainJob.objects.filter(pk=active.pk).update(follow_up=True)
+            return active, False
+        if not force and submissions - submissions_at_last_request(project) < max(project.batch_size, 1):
+            return None, False
+        try:
+            with transaction.atomic():
+                job = RetrainJob.objects.create(
+                    project=project, reason=reason, requested_by=user if getattr(user, "pk", None) else None,
+                    submissions_at_request=submissions,
+                )
+        except IntegrityError:  # another process won the race for the one active slot
+            return RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first(), False
+    notify(job, "queued", "A retrain is queued.")
+    return job, True
+
+
+def request_lead_retrain(*, project: Project, user) -> tuple[RetrainJob, bool]:
+    """A lead's retrain: queued now, or (while one runs) marked to follow the one under way."""
+    job, created = request_retrain(project=project, reason=RetrainJob.Reason.LEAD, user=user, force=True)
+    if created:
+        from learning.tasks import enqueue  # the tasks module imports this one
+
+        enqueue(job)
+    return job, created
+
+
+def submissions_at_last_request(project: Project) -> int:
+    """Submissions counted by the last job that did not fail (a failed job's batch still counts as new)."""
+    last = (RetrainJob.objects.filter(project=project).exclude(status=RetrainJob.Status.FAILED)
+            .order_by("-created_at", "-pk").values_list("submissions_at_request", flat=True).first())
+    return last or 0
+
+
+# Claiming and holding a job -----------------------------------------------------------------------------
+
+def claim(job_id: int) -> RetrainJob | None:
+    """Take the job for this process as a new attempt, or None when it is ended or held by a live attempt."""
+    now = timezone.now()
+    with transaction.atomic():
+        job = RetrainJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or not job.is_active:
+            return None
+        held = job.owner and job.lease_until and job.lease_until > now and not owner_is_dead(job.owner)
+        if held and job.owner != this_process():
+            return None
+        job.attempt += 1
+        job.owner = this_process()
+        job.lease_until = now + timedelta(seconds=LEASE_SECONDS)
+        job.started_at = job.started_at or now
+        if job.status == RetrainJob.Status.QUEUED:
+            job.status = RetrainJob.Status.TRAINING
+        job.save(update_fields=["attempt", "owner", "lease_until", "started_at", "status"])
+    if job.attempt > 1:
+        log.warning("retrain job %s taken over as attempt %s", job.pk, job.attempt)
+    return job
+
+
+def current(job_id: int, attempt: int, *statuses: str) -> RetrainJob | None:
+    """The job if ``attempt`` is still its attempt (and it is in one of ``statuses``), else None."""
+    job = RetrainJob.objects.filter(pk=job_id, attempt=attempt).first()
+    if job is None or (statuses and job.status not in statuses):
+        return None
+    return job
+
+
+@contextmanager
+def lease(job: RetrainJob) -> Iterator[None]:
+    """Hold the job's lease while the block runs: a thread renews it for this process and attempt."""
+    stop = threading.Event()
+    me = this_process()
+
+    def renew() -> None:
+        from django.db import connection
+
+        try:
+            while not stop.wait(LEASE_RENEW_SECONDS):
+                RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
+                    owner=me, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+                )
+        finally:
+            connection.close()
+
+    RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
+        owner=me, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+    )
+    thread = threading.Thread(target=renew, name=f"lease-{job.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def stalled_jobs() -> list[int]:
+    """Active jobs nobody is working on: their process died, or their lease ran out (or was never taken
+    although the job waited longer than a lease)."""
+    now = timezone.now()
+    stalled = []
+    for job in RetrainJob.objects.filter(status__in=RetrainJob.ACTIVE):
+        if job.owner and owner_is_dead(job.owner):
+            stalled.append(job.pk)
+        elif job.lease_until is not None and job.lease_until < now:
+            stalled.append(job.pk)
+        elif job.lease_until is None and job.created_at < now - timedelta(seconds=LEASE_SECONDS):
+            stalled.append(job.pk)
+    return stalled
+
+
+# Ending a job ---------------------------------------------------------------------------------------------
+
+def fail(job_id: int, attempt: int, error: str) -> bool:
+    """Mark the attempt's job failed (the current model and ranking stay); False if the attempt is stale."""
+    from annotator.services.ranking import discard_ranking
+
+    with transaction.atomic():
+        job = RetrainJob.objects.select_for_update().filter(pk=job_id, attempt=attempt).first()
+        if job is None or not job.is_active:
+            return False
+        job.status = RetrainJob.Status.FAILED
+        job.error = error[:10_000]
+        job.finished_at = timezone.now()
+        job.owner = ""
+        job.save(update_fields=["status", "error", "finished_at", "owner"])
+        if job.ranking_id:
+            discard_ranking(ranking_id=job.ranking_id)
+        if job.artifact:
+            Path(job.artifact).unlink(missing_ok=True)
+    log.error("retrain job %s failed: %s", job_id, error)
+    notify(job, "failed", "The retrain failed; the current model and ranking stay in place.", error=error[:500])
+    return True
+
+
+def after_end(job: RetrainJob) -> RetrainJob | None:
+    """What follows an ended job: another retrain when one was asked for meanwhile or a batch filled up."""
+    project = Project.objects.get(pk=job.project_id)
+    if job.follow_up:
+        follow, created = request_retrain(project=project, reason=RetrainJob.Reason.FOLLOW_UP, force=True)
+    else:
+        follow, created = request_retrain(project=project, reason=RetrainJob.Reason.BATCH)
+    return follow if created else None

@@ -1,0 +1,347 @@
+"""The loop's work, stage by stage: train and evaluate a project's tagger, score a piece of the pool with
+it, publish the model and the ranking together.
+
+Each stage reads what the previous one saved on the job (the trained model is a file, the scores are rows
+of a staged ranking), so the stages can run in different worker processes — and a stage that is run again
+after a crash finds its own earlier output and replaces it. Nothing the annotators see changes before
+:func:`publish`, which switches model, ranking and silver sentences in one transaction: a failed or
+interrupted retrain leaves the current model and ranking in place.
+
+``train_and_rank`` runs all stages in this process (the command line and the first start use it);
+``learning.tasks`` runs them on Celery workers, the pool scored in shards.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.models import Document, Project
+from annotator.selectors import (
+    annotator_hours, gold_documents, submission_count, unlabelled_pool, unlabelled_pool_ids,
+)
+from annotator.services.notify import notify_project
+from annotator.services.ranking import activate_ranking, add_scores, scored_document_ids, stage_ranking
+from corpus.span_json import write_span
+from corpus.text import tokenize
+from corpus.types import Document as CorpusDocument
+from learning.core.metrics import mcnemar_tokens
+from learning.core.ordering import random_scores
+from learning.core.pre_annotation import pre_annotations
+from learning.core.registry import tagger_factory
+from learning.core.strategies import Strategy
+from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
+from learning.models import ModelVersion, RetrainJob, SilverSentence
+from learning.selectors.measured_costs import project_strategy
+from learning.services import jobs
+from learning.services.ordering import ranking_order
+
+log = logging.getLogger(__name__)
+
+#: Pool documents per scoring task.
+SHARD_DOCUMENTS = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
+#: Self-training reads at most this many pool documents per retrain (a random sample), unless the
+#: project's policy says otherwise.
+SELF_TRAINING_POOL = 300
+
+
+class NothingToLearn(Exception):
+    """The project has no submitted pool gold yet."""
+
+
+# Training -------------------------------------------------------------------------------------------------
+
+def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
+    """Fit, evaluate and save the project's tagger; stage an empty ranking. Returns the shards to score."""
+    project = Project.objects.get(pk=job.project_id)
+    gold = gold_documents(project=project, role=Document.Role.POOL)
+    if not gold:
+        raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
+    evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
+    kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
+    extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
+    factory = tagger_factory(kind, seed=seed, **params, **extra)
+    jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
+
+    unlabelled, policy = None, {}
+    if project.self_training and len(gold) >= 2:
+        unlabelled, policy = _self_training_inputs(project, seed)
+    # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
+    # documents the thresholds were not tuned on (learning.core.training).
+    model = train_and_evaluate(
+        gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=project.recall_bias_beta or None,
+        recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
+        self_training=policy,
+    )
+    tagger, silver, train_seconds = model.tagger, model.silver, model.train_seconds
+    self_training = _self_training_summary(model, unlabelled)
+    metrics = dict(model.metrics)
+    if evaluation:
+        comparison = _compare_with_current(project, evaluation, model.eval_tokens, model.predicted)
+        if comparison:
+            metrics["mcnemar_vs_previous"] = comparison
+    recall_bias: dict[str, Any] = {}
+    if model.recall_bias is not None:
+        recall_bias = {"beta": project.recall_bias_beta, "tau_main": model.recall_bias.tau_main,
+                       "tau_alt": model.recall_bias.tau_alt, "f_beta": model.recall_bias.score,
+                       "tuned_on": "evaluation", "reported": f"cross-fitted over {CROSS_FIT_FOLDS} folds at most"}
+        if model.recall_bias_metrics is not None:
+            recall_bias["metrics"] = model.recall_bias_metrics
+
+    strategy, strategy_note = project_strategy(project)
+    artifact = _save(job, tagger)
+    pool_ids = unlabelled_pool_ids(project=project)
+    n_tokens = sum(len(tokenize(d.text)) for d in gold)
+    with transaction.atomic():
+        locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
+        if locked.attempt != job.attempt:
+            Path(artifact).unlink(missing_ok=True)
+            raise jobs.Superseded(job.pk)
+        ranking = stage_ranking(project=project, strategy=strategy.name,
+                                strategy_params={**strategy.params, **strategy_note})
+        locked.result = {
+            "metrics": metrics, "train_seconds": train_seconds, "labels": list(tagger.labels_),
+            "n_documents": len(gold), "n_tokens": n_tokens,
+            "annotator_hours": annotator_hours(project=project), "gold": [d.name for d in gold],
+            "strategy": {"name": strategy.name, "kind": strategy.kind, "params": dict(strategy.params),
+                         **strategy_note},
+            "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
+            "tagger": {"kind": kind, "params": params}, "seed": seed,
+        }
+        locked.artifact = str(artifact)
+        locked.ranking_id = ranking.pk
+        locked.pool_size = len(pool_ids)
+        locked.status = RetrainJob.Status.SCORING
+        locked.trained_at = timezone.now()
+        shards = [pool_ids[i:i + SHARD_DOCUMENTS] for i in range(0, len(pool_ids), SHARD_DOCUMENTS)]
+        locked.shards = len(shards)
+        locked.save()
+    job.refresh_from_db()
+    f1 = metrics.get("entity", {}).get("f1")
+    jobs.notify(job, "scoring", f"Model trained in {train_seconds:.0f} s"
+                + (f" (entity F1 {f1:.3f})" if f1 is not None else "")
+                + f"; scoring {len(pool_ids)} pool records…", done=0, total=len(pool_ids))
+    return shards
+
+
+def _compare_with_current(project: Project, evaluation, eval_tokens, predicted) -> dict | None:
+    """McNemar's test between the new model and the current one on the evaluation documents."""
+    current = ModelVersion.objects.filter(project=project, is_current=True).first()
+    if current is None or not current.artifact or not Path(current.artifact).exists():
+        return None
+    try:
+        previous = _load(current.artifact).predict(evaluation)
+    except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
+        log.warning("could not compare with model %s: %s", current.pk, error)
+        return None
+    return {"previous": current.pk, **mcnemar_tokens(evaluation, predicted, previous, eval_tokens)}
+
+
+def unscored_shards(job: RetrainJob) -> list[list[int]]:
+    """The pool documents a resumed job still has to score, in shards."""
+    done = scored_document_ids(ranking_id=job.ranking_id)
+    todo = [i for i in unlabelled_pool_ids(project=job.project) if i not in done]
+    return [todo[i:i + SHARD_DOCUMENTS] for i in range(0, len(todo), SHARD_DOCUMENTS)]
+
+
+def _self_training_inputs(project: Project, seed: int) -> tuple[list[CorpusDocument], dict[str, Any]]:
+    """A random sample of the pool to self-train from (ALGORITHMS.md §2), and the project's policy as
+    arguments of ``learning.core.training.train_and_evaluate`` (``dev_fraction``) and of ``self_train``."""
+    policy = dict(project.self_training_policy or {})
+    limit = int(policy.get("max_pool_documents", SELF_TRAINING_POOL))
+    ids, pool = unlabelled_pool(project=project)
+    if len(pool) > limit:
+        keep = sorted(np.random.default_rng(seed).choice(len(pool), size=limit, replace=False).tolist())
+        ids, pool = [ids[i] for i in keep], [pool[i] for i in keep]
+    unlabelled = [CorpusDocument(document.text, (), str(document_id)) for document_id, document in zip(ids, pool)]
+    return unlabelled, {
+        "dev_fraction": float(policy.get("dev_fraction", 0.2)),
+        "selection": bool(policy.get("selection", True)),
+        "target_precision": float(policy.get("target_precision", 0.99)),
+        "target_recall": float(policy.get("target_recall", 0.98)),
+        "max_iterations": int(policy.get("iterations", 1)),
+    }
+
+
+def _self_training_summary(model, unlabelled) -> dict[str, Any]:
+    outcome = model.self_training
+    if outcome is None:
+        return {}
+    return {"pool_documents": len(unlabelled), "dev_documents": len(model.dev_documents),
+            "silver_sentences": len(outcome.silver), "stopped": outcome.stopped,
+            "best_iteration": outcome.best_iteration, "history": outcome.history}
+
+
+def _silver_rows(silver: Sequence[CorpusDocument]) -> list[list[Any]]:
+    """Silver sentences as [document id, start, end, spans] in the offsets of their pool document."""
+    rows = []
+    for sentence in silver:
+        offset, document_id = int(sentence.meta["offset"]), int(sentence.meta["source"])
+        rows.append([document_id, offset, offset + len(sentence.text),
+                     [write_span(s, shift=offset) for s in sentence.spans]])
+    return rows
+
+
+def _save(job: RetrainJob, tagger: Any) -> Path:
+    """Write the trained tagger where every worker can read it (atomically: a reader never sees half)."""
+    # One file per attempt: an attempt that was taken over must not overwrite its successor's model.
+    path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}-{job.attempt}.pickle"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_bytes(pickle.dumps(tagger, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(partial, path)
+    return path
+
+
+_TAGGERS: OrderedDict[str, Any] = OrderedDict()
+
+
+def _load(path: str) -> Any:
+    """A saved tagger, kept in memory for the next shard of the same job (two at most per process)."""
+    if path not in _TAGGERS:
+        _TAGGERS[path] = pickle.loads(Path(path).read_bytes())
+        while len(_TAGGERS) > 2:
+            _TAGGERS.popitem(last=False)
+    _TAGGERS.move_to_end(path)
+    return _TAGGERS[path]
+
+
+# Scoring ----------------------------------------------------------------------------------------------------
+
+def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
+    """Score the given pool documents with the job's model and store them in its staged ranking.
+
+    Documents taken by an annotator since the job started are skipped. Returns how many were stored.
+    """
+    result = job.result
+    tagger = _load(job.artifact)
+    labels = list(result["labels"])
+    strategy = Strategy(result["strategy"]["name"], result["strategy"]["kind"], result["strategy"]["params"])
+    bias = result.get("recall_bias") or {}
+    thresholds = (bias["tau_main"], bias["tau_alt"]) if bias else None
+    ids, documents = unlabelled_pool(project=job.project, ids=list(document_ids))
+    if not ids:
+        return 0
+    marginals = tagger.predict_marginals(documents)
+    if strategy.kind == "random":
+        scores = random_scores(job.pk, ids)
+    else:
+        scores = strategy.score_many(marginals, labels.index("O")).tolist()
+    entries = [
+        (document_id, float(value),
+         pre_annotations(tokenize(document.text), marginal, labels, recall_bias=thresholds))
+        for document_id, document, marginal, value in zip(ids, documents, marginals, scores)
+    ]
+    return add_scores(ranking_id=job.ranking_id, entries=entries)
+
+
+def scored_so_far(job: RetrainJob) -> int:
+    return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
+
+
+# Publishing -------------------------------------------------------------------------------------------------
+
+def publish(job_id: int, attempt: int) -> ModelVersion | None:
+    """Make the job's model current and its ranking the one served, in one transaction; end the job.
+
+    Returns None when the attempt is stale or the job already ended (a repeated message).
+    """
+    with transaction.atomic():
+        job = RetrainJob.objects.select_for_update().filter(
+            pk=job_id, attempt=attempt, status=RetrainJob.Status.SCORING
+        ).first()
+        if job is None:
+            return None
+        result = job.result
+        scoring_seconds = (timezone.now() - job.trained_at).total_seconds() if job.trained_at else None
+        ModelVersion.objects.filter(project_id=job.project_id, is_current=True).update(is_current=False)
+        version = ModelVersion.objects.create(
+            project_id=job.project_id, tagger_kind=result["tagger"]["kind"],
+            tagger_params=result["tagger"]["params"], status=ModelVersion.Status.READY, is_current=True,
+            gold_document_ids=result["gold"], silver_sentences=len(result["silver"]),
+            n_documents=result["n_documents"], n_tokens=result["n_tokens"],
+            annotator_hours=result["annotator_hours"], metrics=result["metrics"], artifact=job.artifact,
+            train_seconds=result["train_seconds"], scoring_seconds=scoring_seconds, pool_size=job.pool_size,
+            choices={key: result[key] for key in ("strategy", "recall_bias", "self_training", "seed")},
+        )
+        SilverSentence.objects.filter(project_id=job.project_id).delete()
+        still_in_pool = set(Document.objects.filter(
+            pk__in={row[0] for row in result["silver"]}, status=Document.Status.POOL
+        ).values_list("pk", flat=True))
+        SilverSentence.objects.bulk_create(
+            [SilverSentence(project_id=job.project_id, document_id=document_id, model_version=version,
+                            start=start, end=end, spans=spans)
+             for document_id, start, end, spans in result["silver"] if document_id in still_in_pool],
+            batch_size=2000,
+        )
+        # By score; when the project asks for diverse batches, each batch spread across stylometric clusters.
+        order = ranking_order(Project.objects.get(pk=job.project_id), job.ranking_id)
+        activate_ranking(ranking_id=job.ranking_id, model_version_id=version.pk, order=order)
+        job.status = RetrainJob.Status.DONE
+        job.model_version = version
+        job.finished_at = timezone.now()
+        job.owner = ""
+        job.save(update_fields=["status", "model_version", "finished_at", "owner"])
+    _prune_artifacts(job.project_id)
+    f1 = result["metrics"].get("entity", {}).get("f1")
+    notify_project(
+        project_id=job.project_id, kind="ranking_ready",
+        text=f"A new model is ready ({version.n_documents} documents"
+        + (f", entity F1 {f1:.3f}" if f1 is not None else "") + "); the next record comes from its ranking.",
+        data={"job": job.pk, "stage": "done", "model_version": version.pk},
+    )
+    return version
+
+
+#: Saved models kept per project (the current one and the ones before it, for comparisons).
+KEEP_ARTIFACTS = 3
+
+
+def _prune_artifacts(project_id: int) -> None:
+    """Delete the files of older models; their metrics stay (they are the learning curve)."""
+    old = ModelVersion.objects.filter(project_id=project_id).exclude(artifact="").order_by("-created_at", "-pk")
+    for version in old[KEEP_ARTIFACTS:]:
+        Path(version.artifact).unlink(missing_ok=True)
+        ModelVersion.objects.filter(pk=version.pk).update(artifact="")
+
+
+# All in this process ---------------------------------------------------------------------------------------
+
+def run_here(job: RetrainJob, *, seed: int = 0) -> ModelVersion | None:
+    """Claim ``job`` and run every stage in this process (the pool scored as one piece)."""
+    claimed = jobs.claim(job.pk)
+    if claimed is None:
+        return None
+    try:
+        with jobs.lease(claimed):
+            train(claimed, seed=seed)
+            claimed.refresh_from_db()
+            score(claimed, unlabelled_pool_ids(project=claimed.project))
+            return publish(claimed.pk, claimed.attempt)
+    except Exception as error:
+        jobs.fail(claimed.pk, claimed.attempt, describe(error))
+        if isinstance(error, NothingToLearn):
+            return None
+        raise
+
+
+def train_and_rank(*, project: Project, seed: int = 0, user=None) -> ModelVersion | None:
+    """Retrain ``project`` now, in this process; None when there is no gold yet or a retrain is under way."""
+    if not submission_count(project=project):
+        return None
+    job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.COMMAND, user=user, force=True)
+    if not created:
+        return None
+    return run_here(job, seed=seed)
+
+
+def describe(error: BaseException) -> str:
+    return str(error) if isinstance(error, NothingToLearn) else f"{type(error).__name__}: {error}"

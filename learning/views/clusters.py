@@ -1,0 +1,49 @@
+"""The stylometric clusters page: the project's clusters, their share of the annotated set and the current
+model's scores per cluster, for every member; leads recompute them (here and now for small projects, on a
+worker for large ones)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.utils.timesince import timesince
+
+from annotator.access import managed_project, visible_project
+from annotator.models import Document
+from annotator.selectors import can_manage
+from learning.selectors import clusters as selectors
+from learning.services import clustering as service
+from learning.tasks import enqueue_clustering
+from learning.models import Clustering
+
+
+def clusters(request, project_id: int):
+    if request.method == "POST":
+        project = managed_project(request.user, project_id)
+        _recompute(request, project)
+        return redirect("learning:clusters", project_id=project.pk)
+    project = visible_project(request.user, project_id)
+    return render(request, "learning/clusters.html", {
+        "project": project,
+        "overview": selectors.cluster_overview(project),
+        "can_manage": can_manage(user=request.user, project=project),
+        "n_documents": Document.objects.filter(project=project).count(),
+        "sync_limit": selectors.SYNC_LIMIT,
+        "in_request": selectors.runs_in_request(project),
+    })
+
+
+def _recompute(request, project) -> None:
+    clustering, created = service.request_clustering(project=project)
+    if not created:
+        messages.info(request, f"A clustering is already {clustering.get_status_display().lower()} "
+                               f"(asked {timesince(clustering.created_at)} ago); this page shows it when it ends.")
+    elif selectors.runs_in_request(project):
+        clustering = service.run_clustering(clustering.pk) or clustering
+        if clustering.status == Clustering.Status.DONE:
+            messages.success(request, f"Clustered {len(clustering.labels)} documents into {clustering.k} "
+                                      f"cluster{'s' if clustering.k != 1 else ''}.")
+        else:
+            messages.error(request, f"The clustering failed: {clustering.error}")
+    else:
+        enqueue_clustering(clustering)
+        messages.success(request, "The clustering is queued for a worker; reload this page in a few minutes.")

@@ -1,0 +1,45 @@
+"""The loop's page for leads: the current model, a retrain under way (kept live over the websocket), the
+settings the next retrain will use, the measured costs and the top of the ranking."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotator.access import managed_project
+from annotator.selectors import settings_history
+from annotator.services.projects import update_settings
+from learning.services import jobs
+from learning.forms.loop import LoopSettingsForm
+from learning.selectors.loop import loop_state
+
+
+def loop(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    form = LoopSettingsForm.for_project(project, data=request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        changed = update_settings(project=project, user=request.user, changes=form.changes())
+        if changed:
+            messages.success(request, f"Saved ({', '.join(sorted(changed))}); the next retrain uses them.")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect("learning:loop", project_id=project.pk)
+    if request.htmx:
+        return render(request, "learning/_loop_state.html", {"project": project, **loop_state(project=project)})
+    return render(request, "learning/loop.html", {
+        "project": project, "form": form, "history": settings_history(project=project),
+        **loop_state(project=project),
+    })
+
+
+@require_POST
+def retrain_now(request, project_id: int):
+    project = managed_project(request.user, project_id)
+    job, created = jobs.request_lead_retrain(project=project, user=request.user)
+    if created:
+        messages.success(request, "A retrain is queued; this page follows it.")
+    else:
+        messages.info(request, f"A retrain is already {job.get_status_display().lower()}; another one will "
+                               "follow it, so your latest settings and submissions are used.")
+    return redirect("learning:loop", project_id=project.pk)
+
