@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotator.models import Annotation, Document, Membership, Project
+from annotator.models import Annotation, Document, Membership, PoolScore, Project
 from corpus.span_json import gold_spans
 from corpus.types import Document as CorpusDocument
 
@@ -193,7 +193,7 @@ def cost_records(*, project: Project) -> list[dict]:
 
 def ranking_top(*, project: Project, limit: int = 10) -> dict | None:
     """The current ranking: its strategy and parameters, and its best-ranked records still in the pool."""
-    from annotator.models import PoolScore, Ranking
+    from annotator.models import Ranking
 
     ranking = Ranking.objects.filter(project=project, is_current=True).first()
     if ranking is None:
@@ -214,3 +214,14 @@ def settings_history(*, project: Project, limit: int = 20) -> list[dict]:
              "changes": [{"setting": name, "old": old, "new": new}
                          for name, (old, new) in sorted(event.detail["settings"].items())]}
             for event in events]
+
+
+def scored_document_ids(*, ranking_id: int) -> set[int]:
+    return set(PoolScore.objects.filter(ranking_id=ranking_id).values_list("document_id", flat=True))
+
+
+def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
+    """The documents a ranking scores and their scores (in document id order)."""
+    rows = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("document_id")
+                .values_list("document_id", "score"))
+    return [document_id for document_id, _ in rows], [score for _, score in rows]

@@ -16,6 +16,7 @@ from celery.signals import worker_ready
 
 from learning.services import jobs, retrain as services
 from learning.models import Clustering, RetrainJob
+from learning.selectors.loop import scored_so_far
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def score_shard(job_id: int, attempt: int, document_ids: list[int]) -> int:
         return 0
     with jobs.lease(job):
         stored = services.score(job, document_ids)
-    done = services.scored_so_far(job)
+    done = scored_so_far(job)
     jobs.notify(job, "scoring", f"Scored {done} of {job.pool_size} pool records…", done=done, total=job.pool_size)
     return stored
 
@@ -110,6 +111,14 @@ def enqueue_clustering(clustering: Clustering) -> None:
     from django.db import transaction
 
     transaction.on_commit(lambda: cluster.delay(clustering.pk))
+
+
+def request_lead_retrain(*, project, user) -> tuple[RetrainJob, bool]:
+    """A lead's retrain (page or API): queued now, or — while one runs — marked to follow the one under way."""
+    job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.LEAD, user=user, force=True)
+    if created:
+        enqueue(job)
+    return job, created
 
 
 def enqueue(job: RetrainJob) -> None:

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 from django.db import connection, transaction
 
 from annotator.models import PoolScore, Project, Ranking
+from annotator.selectors import scored_document_ids
 
 #: Earlier rankings kept besides the current one (the dashboard compares with the previous one).
 KEEP_PREVIOUS = 1
@@ -34,17 +35,6 @@ def add_scores(*, ranking_id: int, entries: Iterable[tuple[int, float, dict]]) -
     PoolScore.objects.filter(ranking_id=ranking_id, document_id__in=[row.document_id for row in rows]).delete()
     PoolScore.objects.bulk_create(rows, batch_size=2000)
     return len(rows)
-
-
-def scored_document_ids(*, ranking_id: int) -> set[int]:
-    return set(PoolScore.objects.filter(ranking_id=ranking_id).values_list("document_id", flat=True))
-
-
-def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
-    """The documents a ranking scores and their scores (in document id order)."""
-    rows = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("document_id")
-                .values_list("document_id", "score"))
-    return [document_id for document_id, _ in rows], [score for _, score in rows]
 
 
 def order_ranking(*, ranking_id: int, document_ids: Sequence[int]) -> None:

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from annotator.access import managed_project, visible_project
 from learning.models import ModelVersion, RetrainJob
 from learning.selectors.loop import job_progress, loop_state
-from learning.services.jobs import request_lead_retrain
+from learning.tasks import request_lead_retrain
 
 
 def _model(version: ModelVersion | None) -> dict | None:

@@ -2,15 +2,25 @@
 from __future__ import annotations
 
 from annotator.models import Project
-from annotator.selectors import project_overview, ranking_top, submission_count
-from learning.services import jobs, retrain as services
-from learning.selectors.measured_costs import cost_fits
+from annotator.selectors import project_overview, ranking_top, scored_document_ids, submission_count
 from learning.models import ModelVersion, RetrainJob, SilverSentence
+from learning.selectors.measured_costs import cost_fits
+
+
+def scored_so_far(job: RetrainJob) -> int:
+    return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
+
+
+def submissions_at_last_request(project: Project) -> int:
+    """Submissions counted by the last job that did not fail (a failed job's batch still counts as new)."""
+    last = (RetrainJob.objects.filter(project=project).exclude(status=RetrainJob.Status.FAILED)
+            .order_by("-created_at", "-pk").values_list("submissions_at_request", flat=True).first())
+    return last or 0
 
 
 def job_progress(job: RetrainJob) -> dict:
     """Stage and, while scoring, how much of the pool is done (0-100)."""
-    done = services.scored_so_far(job) if job.status == RetrainJob.Status.SCORING else 0
+    done = scored_so_far(job) if job.status == RetrainJob.Status.SCORING else 0
     percent = {RetrainJob.Status.QUEUED: 0, RetrainJob.Status.TRAINING: 5}.get(job.status)
     if job.status == RetrainJob.Status.SCORING:
         percent = 10 + round(90 * done / job.pool_size) if job.pool_size else 95
@@ -29,7 +39,7 @@ def loop_state(*, project: Project) -> dict:
         "jobs": list(RetrainJob.objects.filter(project=project).select_related("requested_by")[:10]),
         "overview": project_overview(project=project),
         "submissions": submissions,
-        "new_submissions": max(submissions - jobs.submissions_at_last_request(project), 0),
+        "new_submissions": max(submissions - submissions_at_last_request(project), 0),
         "ranking": ranking_top(project=project),
         "costs": cost_fits(project=project),
         "silver": SilverSentence.objects.filter(project=project).count(),

@@ -22,6 +22,7 @@ from annotator.models import Project
 from annotator.selectors import submission_count
 from annotator.services.notify import notify_project
 from learning.models import RetrainJob
+from learning.selectors.loop import submissions_at_last_request
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +100,6 @@ def request_retrain(
             return RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first(), False
     notify(job, "queued", "A retrain is queued.")
     return job, True
-
-
-def request_lead_retrain(*, project: Project, user) -> tuple[RetrainJob, bool]:
-    """A lead's retrain: queued now, or (while one runs) marked to follow the one under way."""
-    job, created = request_retrain(project=project, reason=RetrainJob.Reason.LEAD, user=user, force=True)
-    if created:
-        from learning.tasks import enqueue  # the tasks module imports this one
-
-        enqueue(job)
-    return job, created
-
-
-def submissions_at_last_request(project: Project) -> int:
-    """Submissions counted by the last job that did not fail (a failed job's batch still counts as new)."""
-    last = (RetrainJob.objects.filter(project=project).exclude(status=RetrainJob.Status.FAILED)
-            .order_by("-created_at", "-pk").values_list("submissions_at_request", flat=True).first())
-    return last or 0
 
 
 # Claiming and holding a job -----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ The order itself is decided by ``learning.core.ordering``; the ranking tables ar
 from __future__ import annotations
 
 from annotator.models import Project
-from annotator.services.ranking import order_ranking, ranking_scores
+from annotator.selectors import ranking_scores
+from annotator.services.ranking import order_ranking
 from learning.core.ordering import UNCLUSTERED, rank_by_score, spread_batches
 from learning.selectors.clusters import current_clustering
 

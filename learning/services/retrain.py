@@ -26,10 +26,10 @@ from django.utils import timezone
 
 from annotator.models import Document, Project
 from annotator.selectors import (
-    annotator_hours, gold_documents, submission_count, unlabelled_pool, unlabelled_pool_ids,
+    annotator_hours, gold_documents, scored_document_ids, submission_count, unlabelled_pool, unlabelled_pool_ids,
 )
 from annotator.services.notify import notify_project
-from annotator.services.ranking import activate_ranking, add_scores, scored_document_ids, stage_ranking
+from annotator.services.ranking import activate_ranking, add_scores, stage_ranking
 from corpus.span_json import write_span
 from corpus.text import tokenize
 from corpus.types import Document as CorpusDocument
@@ -241,10 +241,6 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
         for document_id, document, marginal, value in zip(ids, documents, marginals, scores)
     ]
     return add_scores(ranking_id=job.ranking_id, entries=entries)
-
-
-def scored_so_far(job: RetrainJob) -> int:
-    return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
 
 
 # Publishing -------------------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ from django.views.decorators.http import require_POST
 from annotator.access import managed_project
 from annotator.selectors import settings_history
 from annotator.services.projects import update_settings
-from learning.services import jobs
 from learning.forms.loop import LoopSettingsForm
 from learning.selectors.loop import loop_state
+from learning.tasks import request_lead_retrain
 
 
 def loop(request, project_id: int):
@@ -35,7 +35,7 @@ def loop(request, project_id: int):
 @require_POST
 def retrain_now(request, project_id: int):
     project = managed_project(request.user, project_id)
-    job, created = jobs.request_lead_retrain(project=project, user=request.user)
+    job, created = request_lead_retrain(project=project, user=request.user)
     if created:
         messages.success(request, "A retrain is queued; this page follows it.")
     else:
