@@ -101,6 +101,9 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Two test runs in one checkout at once each need a test database of their own (the default is test_<name>).
+if os.environ.get("DEIDLOOP_TEST_DATABASE"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["DEIDLOOP_TEST_DATABASE"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
