@@ -28,10 +28,11 @@ import flair
 import numpy as np
 import torch
 from flair.data import Dictionary, Sentence
-from flair.embeddings import FlairEmbeddings, TokenEmbeddings, WordEmbeddings
-from flair.embeddings.base import register_embeddings
+from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 from flair.models import LanguageModel
-from flair.trainers.language_model_trainer import LanguageModelTrainer, TextCorpus
+from flair.trainers import LanguageModelTrainer, TextCorpus
+
+from learning.core._compat import flair as flair_compat
 
 __all__ = [
     "quiet_flair",
@@ -118,13 +119,7 @@ def word_embeddings(vectors, *, name: str = "local-word-vectors"):
     Built from a vocabulary rather than a file path because ``WordEmbeddings(path)`` treats short strings
     ("en", "glove", ...) as names to download.  Unknown words map to a zero vector.
     """
-    vocab = {word: i for i, word in enumerate(vectors.index_to_key)}
-    embeddings = WordEmbeddings(None, vocab=vocab, embedding_length=int(vectors.vector_size), name=name)
-    with torch.no_grad():
-        weight = embeddings.embedding.weight
-        weight[: len(vocab)] = torch.as_tensor(np.asarray(vectors.vectors), dtype=weight.dtype)
-        weight[len(vocab) :] = 0.0
-    return embeddings
+    return flair_compat.word_embeddings_from_vectors(vectors.index_to_key, vectors.vectors, name=name)
 
 
 def char_dictionary(texts: Iterable[str]) -> Dictionary:
@@ -135,7 +130,7 @@ def char_dictionary(texts: Iterable[str]) -> Dictionary:
     return dictionary
 
 
-@register_embeddings
+@flair_compat.register
 class CharacterLSTMEmbeddings(TokenEmbeddings):
     """A word's vector from a BiLSTM over its characters: the last forward and last backward states.
 
@@ -154,7 +149,7 @@ class CharacterLSTMEmbeddings(TokenEmbeddings):
         super().__init__()
         self.name = name
         self.static_embeddings = False
-        self.instance_parameters = self.get_instance_parameters(locals=locals())
+        self.instance_parameters = flair_compat.instance_parameters(locals())
         self.char_dictionary = char_dictionary
         self.char_embedding_dim = char_embedding_dim
         self.hidden_size_char = hidden_size_char
@@ -167,6 +162,7 @@ class CharacterLSTMEmbeddings(TokenEmbeddings):
     def embedding_length(self) -> int:
         return 2 * self.hidden_size_char
 
+    # Flair's hook, called by ``TokenEmbeddings.embed`` (see learning.core._compat.flair).
     def _add_embeddings_internal(self, sentences: list[Sentence]) -> list[Sentence]:
         device = self.char_embedding.weight.device
         position: dict[str, int] = {}
@@ -233,9 +229,9 @@ def train_char_language_model(
 ) -> LanguageModel:
     """A small character language model (Flair ``LanguageModel``) trained on ``texts``.
 
-    Flair's trainer reads its corpus from disk (``train/`` files, ``valid.txt``, ``test.txt``) and writes
-    checkpoints, so both live in a temporary directory that is removed afterwards.  Returns the model with
-    the lowest validation loss.
+    Flair's trainer reads its corpus from disk (the layout :mod:`learning.core._compat.flair` writes) and
+    writes checkpoints, so both live in a temporary directory that is removed afterwards.  Returns the model
+    with the lowest validation loss.
     """
     texts = [t for t in texts if t.strip()]
     if not texts:
@@ -258,11 +254,8 @@ def train_char_language_model(
     )
     with tempfile.TemporaryDirectory(prefix="char-lm-") as tmp, quiet_flair(verbose):
         root = Path(tmp)
-        (root / "corpus" / "train").mkdir(parents=True)
-        (root / "corpus" / "train" / "train_split_1").write_text("\n".join(train) + "\n", encoding="utf-8")
-        (root / "corpus" / "valid.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
-        (root / "corpus" / "test.txt").write_text("\n".join(valid) + "\n", encoding="utf-8")
-        corpus = TextCorpus(root / "corpus", dictionary, forward=forward, character_level=True)
+        folder = flair_compat.write_language_model_corpus(root / "corpus", [train], valid, valid)
+        corpus = TextCorpus(folder, dictionary, forward=forward, character_level=True)
         LanguageModelTrainer(model, corpus).train(
             root / "out",
             sequence_length=sequence_length,
@@ -271,7 +264,7 @@ def train_char_language_model(
             learning_rate=learning_rate,
             num_workers=0,
         )
-        best = root / "out" / "best-lm.pt"
+        best = flair_compat.best_language_model_path(root / "out")
         if best.exists():
             model = LanguageModel.load_language_model(best, has_decoder=False)
     model.eval()

@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
+from learning.core._compat.crfsuite import model_dump, model_file_bytes
 from learning.core.features import FeatureCache
 from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
 from learning.core.taggers.crf import CRFModelFormatError, CRFTagger, read_crfsuite_weights
@@ -67,10 +68,9 @@ def test_fast_marginals_equal_crfsuite_marginals(fitted):
 
 
 def test_model_weights_read_at_full_precision(fitted):
-    with open(fitted.crf_.modelfile.name, "rb") as fh:
-        n_labels, n_attrs, records = read_crfsuite_weights(fh.read())
+    n_labels, n_attrs, records = read_crfsuite_weights(model_file_bytes(fitted.crf_))
     assert (n_labels, n_attrs) == (5, len(fitted.attributes_))
-    dump = fitted.crf_.tagger_.info().state_features
+    dump = model_dump(fitted.crf_).state_features
     index = {a: i for i, a in enumerate(fitted.attributes_)}
     for (attr, label), w in list(dump.items())[:200]:
         assert abs(fitted.state_weights_[index[attr], fitted.labels_.index(label)] - w) <= 5e-7

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("flair")
 
 from learning.core import embeddings as local_embeddings  # noqa: E402
+from learning.core._compat.flair import START_TAG, STOP_TAG, crf_scores, prepare_tensors  # noqa: E402
 from corpus.bio import bio_labels, bio_to_spans  # noqa: E402
 from learning.core.taggers.base import NotFittedError, Tagger  # noqa: E402
 from learning.core.taggers.flair_tagger import (  # noqa: E402
@@ -86,8 +87,8 @@ def _flair_scores(tagger: BiLSTMCRFTagger, doc: Document):
     model = tagger.model_
     sentence = tagger._flair_sentence(tokenize(doc.text))
     with torch.no_grad():
-        tensor, lengths = model._prepare_tensors([sentence])
-        features, _, transitions = model.forward(tensor, lengths)
+        tensor, lengths = prepare_tensors(model, [sentence])
+        features, _, transitions = crf_scores(model.forward(tensor, lengths))
     sentence.clear_embeddings()
     return features[0].double().numpy(), transitions.detach().double().numpy()
 
@@ -100,7 +101,7 @@ def _brute_force(tagger: BiLSTMCRFTagger, doc: Document) -> tuple[np.ndarray, fl
     """
     features, transitions = _flair_scores(tagger, doc)
     dictionary = tagger.model_.label_dictionary
-    start, stop = dictionary.get_idx_for_item("<START>"), dictionary.get_idx_for_item("<STOP>")
+    start, stop = dictionary.get_idx_for_item(START_TAG), dictionary.get_idx_for_item(STOP_TAG)
     n_pos, n_tags = features.shape[0], features.shape[1]
     paths = np.array(list(itertools.product(range(n_tags), repeat=n_pos)))
     scores = features[0, paths[:, 0], start] + transitions[stop, paths[:, -1]]
@@ -126,7 +127,7 @@ def _double_copy(tagger: BiLSTMCRFTagger, seed: int | None = None) -> BiLSTMCRFT
     if seed is None:
         return clone
     dictionary = clone.model_.label_dictionary
-    start, stop = dictionary.get_idx_for_item("<START>"), dictionary.get_idx_for_item("<STOP>")
+    start, stop = dictionary.get_idx_for_item(START_TAG), dictionary.get_idx_for_item(STOP_TAG)
     real = [i for i in range(len(dictionary)) if i not in (start, stop)]
     rng = np.random.default_rng(seed)
     with torch.no_grad():
@@ -198,10 +199,10 @@ def test_brute_force_reading_of_flair_crf_matches_flair_loss(tagger):
     dictionary = clone.model_.label_dictionary
     gold = [dictionary.get_idx_for_item(t) for t in ("O", "B-NOMBRE", "B-LUGAR")]
     gold_score = (
-        features[0, gold[0], dictionary.get_idx_for_item("<START>")]
+        features[0, gold[0], dictionary.get_idx_for_item(START_TAG)]
         + features[1, gold[1], gold[0]]
         + features[2, gold[2], gold[1]]
-        + transitions[dictionary.get_idx_for_item("<STOP>"), gold[2]]
+        + transitions[dictionary.get_idx_for_item(STOP_TAG), gold[2]]
     )
     sentence = clone._labelled_instances(doc, tokenize(doc.text))[0]
     with torch.no_grad():
@@ -215,10 +216,10 @@ def test_vectorised_crf_loss_equals_flair_viterbi_loss_and_gradients():
     from flair.models.sequence_tagger_utils.viterbi import ViterbiLoss
 
     dictionary = Dictionary(add_unk=False)
-    for tag in ("O", "B-X", "I-X", "B-Y", "I-Y", "<START>", "<STOP>"):
+    for tag in ("O", "B-X", "I-X", "B-Y", "I-Y", START_TAG, STOP_TAG):
         dictionary.add_item(tag)
     n_tags = len(dictionary)
-    start, stop = dictionary.get_idx_for_item("<START>"), dictionary.get_idx_for_item("<STOP>")
+    start, stop = dictionary.get_idx_for_item(START_TAG), dictionary.get_idx_for_item(STOP_TAG)
     gen = torch.Generator().manual_seed(0)
     lengths = torch.tensor([6, 4, 4, 1])  # sorted longest first, as Flair batches them
     emissions = torch.randn(4, 6, n_tags, generator=gen, dtype=torch.float64)
