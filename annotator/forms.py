@@ -23,6 +23,11 @@ class MultipleFileField(forms.FileField):
 class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(name, name) for name in FORMATS])
     evaluation = forms.BooleanField(required=False, label="Held-out evaluation set")
+    unannotated = forms.BooleanField(
+        required=False, label="Text only (no annotations)",
+        help_text="Texts to annotate, not gold: they go to the pool unannotated. Needed for brat .txt files "
+                  "without their .ann; spans in the files are not imported.",
+    )
     files = MultipleFileField(
         help_text="Files, or a .zip of a folder (brat: NAME.txt + NAME.ann pairs)."
     )

@@ -123,6 +123,8 @@ def workbench_payload(*, annotation: Annotation) -> dict:
             "draft": reverse("annotation-draft", args=[annotation.pk]),
             "submit": reverse("annotation-submit", args=[annotation.pk]),
             "next": reverse("annotator:annotate-next", args=[project.pk]),
+            "next_api": reverse("project-next", args=[project.pk]),
+            "current": reverse("annotation-workbench", args=[annotation.pk]),
             "reload": reverse("annotator:annotate", args=[project.pk, document.pk]),
         },
         "ws": f"/ws/projects/{project.pk}/",

@@ -12,3 +12,12 @@ def audit_login(sender, request, user, **kwargs):
 
 # Sent after a submission commits; the learning app listens (annotator never imports learning).
 annotation_submitted = Signal()
+
+# Sent while a project page renders: a receiver may answer one line about the project to show there (the
+# learning app says that the first model is training), or None.
+project_page_note = Signal()
+
+
+def project_page_notes(*, project) -> list[str]:
+    """The lines other apps want the project page to show."""
+    return [note for _receiver, note in project_page_note.send(sender=type(project), project=project) if note]

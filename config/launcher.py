@@ -3,7 +3,11 @@
     python -m config.launcher up             PostgreSQL + Redis + a Celery worker + Daphne on :8000
                                              (DEIDLOOP_WEB_WORKERS processes on one socket, default 2)
     python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
-    python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running)
+    python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running and
+                                             the command needs it)
+
+Every process that uses the embedded services counts itself (and its children) among their users; the last
+one to leave stops them (config.embedded.ServiceUsers), so ``manage`` never stops a server ``up`` is using.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from config.embedded import ROOT, EmbeddedServiceError, ensure_services
+from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
@@ -27,8 +31,36 @@ def say(message: str) -> None:
     print(f"deidloop: {message}", flush=True)
 
 
-def _manage(*args: str, check: bool = True) -> int:
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], check=check).returncode
+#: manage.py commands that open no database connection (nor Redis): ``manage`` runs them without starting
+#: the embedded services. ``check`` touches the database only when asked to (``--database``).
+COMMANDS_WITHOUT_DATABASE = frozenset(
+    {"help", "version", "check", "diffsettings", "evaluate", "simulate", "collectstatic", "findstatic"}
+)
+
+
+def needs_database(args: list[str]) -> bool:
+    """Does ``manage.py ARGS`` open a database connection?"""
+    if not args or args[0].startswith("-") or "--help" in args or "-h" in args:
+        return False  # Django's help or version, or a command's --help: printed before anything connects
+    command = args[0]
+    if command == "check":
+        return any(arg == "--database" or arg.startswith("--database=") for arg in args)
+    return command not in COMMANDS_WITHOUT_DATABASE
+
+
+def _manage(*args: str, services: Services | None = None, check: bool = True) -> int:
+    """Run ``manage.py ARGS`` and wait for it; with ``services``, it counts among their users while it runs."""
+    with subprocess.Popen([sys.executable, str(ROOT / "manage.py"), *args]) as process:
+        if services is not None:
+            services.add_user(process.pid)
+        try:
+            returncode = process.wait()
+        except BaseException:  # Ctrl-C: it got the signal too; let it go before we leave the services
+            process.kill()
+            raise
+    if check and returncode:
+        raise subprocess.CalledProcessError(returncode, process.args)
+    return returncode
 
 
 def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> None:
@@ -102,15 +134,16 @@ def up() -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     try:
-        _manage("migrate", "--no-input", "-v", "0")
+        _manage("migrate", "--no-input", "-v", "0", services=services)
         _manage("collectstatic", "--no-input", "-v", "0")
-        _manage("bootstrap")
-        # A project with gold but no model yet (the demo on first run) gets one, so its pool is ranked and
-        # pre-annotated before the first annotator arrives.
-        _manage("retrain", "--all", "--if-no-model")
+        _manage("bootstrap", services=services)
+        # A project with gold but no model yet (the demo on first run) gets its first retrain queued: the
+        # worker trains it while the site already serves (the project's pages say so).
+        _manage("retrain", "--all", "--if-no-model", "--queue", services=services)
         # Children get their own process group so that a Ctrl-C in the terminal reaches only us;
         # we stop them in order ourselves.
         worker = _start_worker()
+        services.add_user(worker.pid)
         processes.append(worker)
         restarts: list[float] = []
         listener = _listening_socket(HOST, PORT)
@@ -120,6 +153,7 @@ def up() -> int:
                     [sys.executable, "-m", "daphne", "--fd", str(listener.fileno()), "config.asgi:application"],
                     cwd=ROOT, start_new_session=True, pass_fds=(listener.fileno(),),
                 )
+                services.add_user(web.pid)
                 processes.append(web)
         finally:
             # The web processes hold the port now; once they stop, it is free again.
@@ -136,6 +170,7 @@ def up() -> int:
                     say(f"the worker exited with {process.returncode}; starting a new one")
                     _kill_group(process)
                     worker = processes[index] = _start_worker()
+                    services.add_user(worker.pid)
                     restarts.append(time.monotonic())
                     continue
                 say(f"{process.args[2]} exited with {process.returncode}; stopping")
@@ -155,16 +190,19 @@ def test(args: list[str]) -> int:
 
 
 def manage(args: list[str]) -> int:
+    if not needs_database(args):
+        export_urls()
+        return _manage(*args, check=False)
     services = ensure_services()
     try:
-        return _manage(*args, check=False)
+        return _manage(*args, services=services, check=False)
     finally:
-        services.stop()
+        services.stop()  # stops them only when no other process (an ``up``, another command) uses them
 
 
 def services_only() -> int:
-    """Start the embedded services and leave them running (for development)."""
-    ensure_services()
+    """Start the embedded services and leave them running (for development): no user stops them then."""
+    ensure_services(keep_running=True)
     say(f"DATABASE_URL={os.environ['DATABASE_URL']}")
     say(f"REDIS_URL={os.environ['REDIS_URL']}")
     return 0

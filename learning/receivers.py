@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import logging
 
+from django.core.cache import cache
+from django.db import connection
 from django.dispatch import receiver
 
 from annotator.models import Project
-from annotator.signals import annotation_submitted
+from annotator.signals import annotation_submitted, project_page_note
 from learning.services import jobs
-from learning.models import RetrainJob
+from learning.models import ModelVersion, RetrainJob
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +20,8 @@ def queue_retrain_after_batch(sender, annotation, **kwargs) -> None:
     """Queue a retrain when ``batch size`` submissions arrived since the last one was asked for.
 
     Runs after the submission committed; a broker that cannot be reached must not undo or fail the
-    submission, so errors are logged (the next submission, or the lead's button, asks again).
+    submission, so errors are logged (the next submission, or the lead's button, asks again). A stalled
+    job's recovery is sent at most once per job every ``RECOVERY_WINDOW_SECONDS``.
     """
     from learning.tasks import enqueue, recover_jobs
 
@@ -29,7 +32,30 @@ def queue_retrain_after_batch(sender, annotation, **kwargs) -> None:
         job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.BATCH)
         if created:
             enqueue(job)
-        elif job is not None and job.pk in jobs.stalled_jobs():
+        elif job is not None and job.pk in jobs.stalled_jobs() and _first_recovery_in_window(job.pk):
             recover_jobs.delay()
     except Exception:  # noqa: BLE001 - see the docstring
         log.exception("could not queue a retrain after submission %s", annotation.pk)
+
+
+#: While a job's worker is dead, every submission finds the job stalled; one recovery message per job per
+#: window is enough (beat also runs ``recover_jobs`` every minute).
+RECOVERY_WINDOW_SECONDS = 30
+
+
+def _first_recovery_in_window(job_id: int) -> bool:
+    """True for the first caller per job and window: ``cache.add`` on Redis is atomic across processes. The
+    key names the database, as deployments (and test runs) may share one Redis."""
+    key = f"deidloop:recover_jobs:{connection.settings_dict['NAME']}:{job_id}"
+    return cache.add(key, 1, RECOVERY_WINDOW_SECONDS)
+
+
+@receiver(project_page_note)
+def first_model_training(sender, project, **kwargs) -> str | None:
+    """While a project's first model trains (``./deidloop up`` queues it at first start), its page says why
+    records come without suggestions."""
+    if ModelVersion.objects.filter(project=project, is_current=True).exists():
+        return None
+    if not RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
+        return None
+    return "First model training: until it is ready, records are handed out in random order, without suggestions."

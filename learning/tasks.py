@@ -6,6 +6,15 @@ publish tasks carry the attempt they belong to, so a message delivered twice, or
 attempt that was taken over, does nothing. With ``acks_late`` a message is only acknowledged once its task
 ended; a worker killed mid-task leaves the job's lease to run out (or its process to be seen dead), and
 ``recover_jobs`` — run when a worker starts and every minute by beat — resumes it.
+
+A transient database error (PostgreSQL restarted, the connection dropped: ``OperationalError`` or
+``InterfaceError``) is not the job's fault, so it does not fail the job: the task drops the broken connection,
+gives up the attempt's lease and retries itself a few times after a short wait (``DB_RETRIES`` ×
+``DB_RETRY_SECONDS``); the retry claims the job as the next attempt, which goes on from what the dead one saved.
+Only when the retries are spent is the job recorded as failed, on a new connection; if even that cannot reach
+the database, the lease runs out and ``recover_jobs`` resumes the job. A claim made while the database is
+down retries the same way, so the message is not lost; a scoring shard retries itself, and fails the job
+(through the chord's error callback) only when its retries are spent.
 """
 from __future__ import annotations
 
@@ -14,17 +23,32 @@ import logging
 from celery import chord, shared_task
 from celery.signals import worker_ready
 
+from annotator.selectors import submission_count
 from learning.services import jobs, retrain as services
-from learning.models import Clustering, RetrainJob
+from learning.models import Clustering, ModelVersion, RetrainJob
 from learning.selectors.loop import scored_so_far
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="learning.retrain")
-def retrain(job_id: int) -> str:
-    """Claim the job and train (or, when a dead attempt already trained, go on with scoring)."""
-    job = jobs.claim(job_id)
+#: A task hit by a transient database error retries itself this many times, this many seconds apart.
+DB_RETRIES = 5
+DB_RETRY_SECONDS = 5
+
+
+@shared_task(name="learning.retrain", bind=True, max_retries=DB_RETRIES)
+def retrain(self, job_id: int) -> str:
+    """Claim the job and train (or, when a dead attempt already trained, go on with scoring).
+
+    On a transient database error the task retries (the next attempt resumes the job) rather than failing
+    the job; see the module's docstring.
+    """
+    try:
+        job = jobs.claim(job_id)
+    except jobs.TRANSIENT_DB_ERRORS as error:
+        jobs.drop_broken_connection()
+        log.warning("could not claim retrain job %s (retrying): %s", job_id, error)
+        raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
     if job is None:
         return "not claimed"
     try:
@@ -35,8 +59,19 @@ def retrain(job_id: int) -> str:
                 shards = services.train(job)
     except jobs.Superseded:
         return "superseded"
+    except jobs.TRANSIENT_DB_ERRORS as error:
+        jobs.drop_broken_connection()
+        if self.request.retries < self.max_retries:
+            log.warning("retrain job %s attempt %s hit a database error (retrying): %s", job.pk, job.attempt, error)
+            try:
+                jobs.release(job.pk, job.attempt)
+            except jobs.TRANSIENT_DB_ERRORS:  # still down: the lease runs out, the retry or recover_jobs resumes
+                jobs.drop_broken_connection()
+            raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
+        _record_failure(job, error)
+        raise
     except Exception as error:  # noqa: BLE001 - every failure ends the job, the current model stays
-        jobs.fail(job.pk, job.attempt, services.describe(error))
+        _record_failure(job, error)
         raise
     job.refresh_from_db()
     body = publish.si(job.pk, job.attempt)
@@ -49,14 +84,27 @@ def retrain(job_id: int) -> str:
     return f"attempt {job.attempt}: {len(shards)} shards"
 
 
-@shared_task(name="learning.score_shard")
-def score_shard(job_id: int, attempt: int, document_ids: list[int]) -> int:
-    job = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
-    if job is None:
-        return 0
-    with jobs.lease(job):
-        stored = services.score(job, document_ids)
-    done = scored_so_far(job)
+def _record_failure(job: RetrainJob, error: BaseException) -> None:
+    """End the job as failed, on a new connection when the error left this one dead."""
+    jobs.drop_broken_connection()
+    jobs.fail(job.pk, job.attempt, services.describe(error))
+
+
+@shared_task(name="learning.score_shard", bind=True, max_retries=DB_RETRIES)
+def score_shard(self, job_id: int, attempt: int, document_ids: list[int]) -> int:
+    """Score one shard; a transient database error retries it (scoring a shard again replaces its rows), and
+    only when the retries are spent does the error reach the chord, whose error callback fails the job."""
+    try:
+        job = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
+        if job is None:
+            return 0
+        with jobs.lease(job):
+            stored = services.score(job, document_ids)
+        done = scored_so_far(job)
+    except jobs.TRANSIENT_DB_ERRORS as error:
+        jobs.drop_broken_connection()
+        log.warning("scoring a shard of retrain job %s hit a database error (retrying): %s", job_id, error)
+        raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
     jobs.notify(job, "scoring", f"Scored {done} of {job.pool_size} pool records…", done=done, total=job.pool_size)
     return stored
 
@@ -74,6 +122,7 @@ def publish(job_id: int, attempt: int) -> int | None:
 
 @shared_task(name="learning.shard_failed")
 def shard_failed(job_id: int, attempt: int) -> None:
+    jobs.drop_broken_connection()
     jobs.fail(job_id, attempt, "scoring a part of the pool failed (see the worker's log)")
 
 
@@ -119,6 +168,21 @@ def request_lead_retrain(*, project, user) -> tuple[RetrainJob, bool]:
     if created:
         enqueue(job)
     return job, created
+
+
+def request_first_model(*, project) -> RetrainJob | None:
+    """The first retrain of a project that has gold and no model yet (``./deidloop up`` at its first start),
+    queued for the workers; None when the project has no gold yet, or a model, or a retrain under way (one
+    whose worker died is resumed by ``recover_jobs``)."""
+    if ModelVersion.objects.filter(project=project, is_current=True).exists() or not submission_count(project=project):
+        return None
+    if RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
+        return None
+    job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.COMMAND, force=True)
+    if not created:
+        return None
+    enqueue(job)
+    return job
 
 
 def enqueue(job: RetrainJob) -> None:

@@ -1,7 +1,8 @@
 """pytest plugin: start the embedded PostgreSQL and Redis before Django's settings are read.
 
-Loaded with ``-p tests.embedded_services`` (see pyproject.toml). Services this plugin started are stopped
-when the session ends; ones that were already running (``./deidloop up`` in another terminal) are left alone.
+Loaded with ``-p tests.embedded_services`` (see pyproject.toml). The session registers as a user of the
+checkout's embedded services and leaves when it ends: the last user stops the services a user started, and
+ones that were already running (``./deidloop services``) are left alone (``config.embedded.ServiceUsers``).
 """
 from __future__ import annotations
 

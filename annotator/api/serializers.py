@@ -59,6 +59,11 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     evaluation = serializers.BooleanField(default=False)
+    unannotated = serializers.BooleanField(
+        default=False,
+        help_text="The files are texts to annotate, not gold: imported into the pool unannotated (a brat .txt "
+                  "may lack its .ann; spans in the files are not imported).",
+    )
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
 
 

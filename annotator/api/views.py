@@ -18,7 +18,7 @@ from annotator.selectors import documents_for, projects_for, workbench_payload
 from annotator.services.annotations import AnnotationError, StaleAnnotation, save_draft, submit
 from annotator.services.exports import export_archive
 from annotator.services.projects import ProjectError, create_project
-from annotator.services.queue import next_record
+from annotator.services.queue import NotAssigned, next_record
 from annotator.services.uploads import import_uploaded_files
 
 
@@ -79,6 +79,7 @@ class ImportView(APIView):
             report = import_uploaded_files(
                 project=project, files=payload.validated_data["files"], fmt=payload.validated_data["format"],
                 evaluation=payload.validated_data["evaluation"], user=request.user,
+                annotated=False if payload.validated_data["unannotated"] else None,
             )
         except USER_INPUT_ERRORS as error:
             raise ValidationError({"detail": str(error)}) from None
@@ -159,14 +160,19 @@ class _AnnotationWrite(APIView):
             return type(self).service(annotation_id=annotation_id, user=request.user, **payload.validated_data)
         except StaleAnnotation as stale:
             raise StaleConflict(stale) from None
+        except NotAssigned as refused:
+            # 403 with the reason: the workbench shows it as is (a 409 would tell it to reload).
+            raise PermissionDenied(str(refused), code="not_assigned") from None
         except AnnotationError as error:
             raise ValidationError({"detail": str(error)}) from None
+        except Annotation.DoesNotExist:  # released (untouched, expired) between the check above and the lock
+            raise NotFound("no such annotation of yours") from None
 
 
 class DraftView(_AnnotationWrite):
     service = staticmethod(save_draft)
 
-    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
+    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 403: dict, 409: dict})
     def put(self, request, annotation_id: int):
         return Response({"version": self._write(request, annotation_id).annotation.version})
 
@@ -174,7 +180,7 @@ class DraftView(_AnnotationWrite):
 class SubmitView(_AnnotationWrite):
     service = staticmethod(submit)
 
-    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 409: dict})
+    @extend_schema(request=serializers.AnnotationWriteSerializer, responses={200: dict, 403: dict, 409: dict})
     def post(self, request, annotation_id: int):
         result = self._write(request, annotation_id)
         project_id = result.annotation.document.project_id

@@ -3,6 +3,15 @@
 A save or submit names the version it edited. If the stored annotation has moved on (another tab, another
 person), the write is refused with ``StaleAnnotation`` — never a silent overwrite. Submitting the same
 spans twice is harmless: the second call returns the first result.
+
+A save or submit is accepted only from the record's assignee (``queue.hold_assignment``: an assignment that
+lapsed is taken again while the record is still free) or from a lead or admin of the project; anyone else is
+refused with ``NotAssigned``, so a record handed to a second person after an expiry never ends with two
+gold annotations, the later silently replacing the earlier.
+
+Saves and submits lock in one order — the annotation row, then the document row, then the assignment
+row; hand-outs and ``queue.release_expired_assignments`` skip rows that are locked, so none of them
+deadlocks with another.
 """
 from __future__ import annotations
 
@@ -16,7 +25,8 @@ from annotator.corrections import Corrections, count_corrections
 from corpus.formats import validate_spans
 from annotator.models import Annotation, Assignment, AuditEvent, Document
 from annotator.services.audit import record_event
-from annotator.services.queue import extend_assignment
+from annotator.selectors import can_manage
+from annotator.services.queue import NotAssigned, extend_assignment, hold_assignment
 from corpus.span_json import SpanJSONError, read_span, read_stored
 from corpus.types import Document as CorpusDocument
 
@@ -78,6 +88,15 @@ def _locked(annotation_id: int, user) -> Annotation:
     return annotation
 
 
+def _check_assignee(annotation: Annotation, user) -> None:
+    """Refuse a write from someone the record is not assigned to (leads and admins may always write)."""
+    try:
+        hold_assignment(document=annotation.document, user=user)
+    except NotAssigned:
+        if not can_manage(user=user, project=annotation.document.project):
+            raise
+
+
 @transaction.atomic
 def save_draft(*, annotation_id: int, user, version: int, spans: Sequence[dict], active_seconds=0) -> SaveResult:
     annotation = _locked(annotation_id, user)
@@ -85,6 +104,7 @@ def save_draft(*, annotation_id: int, user, version: int, spans: Sequence[dict],
         raise StaleAnnotation(annotation.version)
     if annotation.version != version:
         raise StaleAnnotation(annotation.version)
+    _check_assignee(annotation, user)
     annotation.spans = _clean_spans(annotation=annotation, spans=spans)
     annotation.active_seconds += _active(active_seconds)
     annotation.version += 1
@@ -95,6 +115,13 @@ def save_draft(*, annotation_id: int, user, version: int, spans: Sequence[dict],
 
 @transaction.atomic
 def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], active_seconds=0) -> SaveResult:
+    """Store the annotation as gold and close the assignment; the record is done when enough people submitted.
+
+    Refused with ``StaleAnnotation`` when the version moved on, ``AnnotationError`` for invalid spans and
+    ``NotAssigned`` when the record is not the user's (see the module's docstring): an annotator whose
+    assignment expired submits as usual if the record was not handed to anybody else meanwhile (it is taken
+    again), and is refused if it was.
+    """
     annotation = _locked(annotation_id, user)
     final = [{**span, "origin": "human", "status": "accepted"}
              for span in _clean_spans(annotation=annotation, spans=spans)]
@@ -105,6 +132,11 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
         raise StaleAnnotation(annotation.version)
     if annotation.version != version:
         raise StaleAnnotation(annotation.version)
+    # The document's row lock serialises the submissions of one record: with two annotators per record,
+    # each counts the other's submission, and the last one marks the record done. (FOR NO KEY UPDATE: rows
+    # that only refer to the document, a pool score or a silver sentence being written, are not held up.)
+    Document.objects.select_for_update(no_key=True).only("pk").get(pk=annotation.document_id)
+    _check_assignee(annotation, user)
     corrections = count_corrections(annotation.suggested, final)
     now = timezone.now()
     annotation.spans = final

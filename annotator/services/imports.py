@@ -123,20 +123,29 @@ def import_documents(
     return report
 
 
+def read_path(*, path: Path, fmt: str, annotated: bool | None = None) -> tuple[list[CorpusDocument], bool]:
+    """The documents in a file or folder, and whether they are gold (``annotated=None`` infers it).
+
+    Inferred: brat, CoNLL and i2b2 XML carry gold spans; plain text does not; a JSONL file is gold when any
+    of its records has spans (a file of bare texts is a pool to annotate). ``annotated=False`` declares the
+    files texts to annotate: a brat ``.txt`` may then lack its ``.ann``, and spans in the files are not
+    imported. Without it a brat ``.txt`` missing its ``.ann`` is a FormatError, never PHI-free gold.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    options = {"text_only": True} if fmt == "brat" and annotated is False else {}
+    documents = read_corpus(Path(path), fmt, **options)
+    if annotated is None:
+        annotated = fmt in ANNOTATED_FORMATS and (fmt != "jsonl" or any(d.spans for d in documents))
+    return documents, annotated
+
+
 def import_path(
     *, project: Project, path: Path, fmt: str, evaluation: bool = False, user=None,
     annotated: bool | None = None,
 ) -> ImportReport:
-    """Read a file or folder in ``fmt`` and import it (see :func:`import_documents`).
-
-    ``annotated=None`` infers it: brat, CoNLL and i2b2 XML carry gold spans; plain text does not; a JSONL
-    file is gold when any of its records has spans (a file of bare texts is a pool to annotate).
-    """
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    documents = read_corpus(Path(path), fmt)
-    if annotated is None:
-        annotated = fmt in ANNOTATED_FORMATS and (fmt != "jsonl" or any(d.spans for d in documents))
+    """Read a file or folder in ``fmt`` and import it (see :func:`read_path` and :func:`import_documents`)."""
+    documents, annotated = read_path(path=path, fmt=fmt, annotated=annotated)
     return import_documents(
         project=project, documents=documents, annotated=annotated, evaluation=evaluation, user=user,
         source=f"{fmt}:{Path(path).name}",

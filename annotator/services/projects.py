@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotator.models import Membership, Project
 from annotator.schemas import CUSTOM, canonical_preset_name, preset_labels
@@ -33,10 +33,14 @@ def create_project(
     labels = [label.strip() for label in (labels or []) if label.strip()]
     if len(set(labels)) != len(labels):
         raise ProjectError("the label list repeats a label")
-    project = Project.objects.create(
-        name=name, schema_preset=preset, labels=labels, language=language, allow_overlap=allow_overlap,
-        created_by=created_by, description=description,
-    )
+    try:
+        with transaction.atomic():
+            project = Project.objects.create(
+                name=name, schema_preset=preset, labels=labels, language=language, allow_overlap=allow_overlap,
+                created_by=created_by, description=description,
+            )
+    except IntegrityError:  # created at the same moment by someone else: the check above could not see it
+        raise ProjectError(f"a project named {name!r} exists already") from None
     if created_by is not None:
         Membership.objects.create(project=project, user=created_by, role=Membership.Role.LEAD)
     return project

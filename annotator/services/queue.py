@@ -6,11 +6,13 @@ project's timeout return to the pool.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import reduce
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -30,26 +32,65 @@ def current_ranking(*, project: Project) -> Ranking | None:
 
 
 def release_expired_assignments(*, project: Project, now=None) -> int:
-    """Return abandoned records to the pool: their assignment and untouched draft go, the document is free."""
+    """Return abandoned records to the pool: their assignment and untouched draft go, the document is free.
+
+    Runs under row locks (the documents, then the annotations, then the assignments), every one taken with
+    SKIP LOCKED, so it never waits for a hand-out, save or submit, nor deadlocks with one: a record whose row
+    is locked right now is in use, not abandoned, and is left for a later pass. Expiry and the draft are
+    checked again under the locks, so an assignment extended by a save in the meantime stays, and a draft
+    that was ever saved (version > 1) or submitted is never deleted — the next person starts from the
+    suggestions again, but nothing the first person saved is lost.
+    """
     now = now or timezone.now()
     expired = Assignment.objects.filter(
         document__project=project, completed_at__isnull=True, expires_at__lt=now
     )
-    pairs = list(expired.values_list("id", "document_id", "annotator_id"))
-    if not pairs:
-        return 0
-    for _id, document_id, annotator_id in pairs:
-        # A draft keeps its edits: the next person to get the record starts from the suggestions again,
-        # but nothing the first person typed is deleted.
-        Annotation.objects.filter(
-            document_id=document_id, annotator_id=annotator_id, state=Annotation.State.DRAFT, version=1
-        ).delete()
-    Assignment.objects.filter(id__in=[pair[0] for pair in pairs]).delete()
-    still_assigned = Assignment.objects.filter(completed_at__isnull=True).values("document_id")
-    Document.objects.filter(id__in={pair[1] for pair in pairs}, status=Document.Status.ASSIGNED).exclude(
-        id__in=still_assigned
-    ).update(status=Document.Status.POOL)
-    return len(pairs)
+    with transaction.atomic():
+        documents = list(
+            Document.objects.select_for_update(skip_locked=True, no_key=True)
+            .filter(pk__in=expired.values("document_id"))
+            .order_by("pk").values_list("pk", flat=True)
+        )
+        if not documents:
+            return 0
+        pairs = set(expired.filter(document_id__in=documents).values_list("document_id", "annotator_id"))
+        if not pairs:
+            return 0
+        of_pairs = Annotation.objects.filter(_pairs_q(pairs))
+        drafts = {
+            (document_id, annotator_id): (pk, state, version)
+            for pk, document_id, annotator_id, state, version in of_pairs.select_for_update(skip_locked=True)
+            .values_list("pk", "document_id", "annotator_id", "state", "version")
+        }
+        # An annotation that could not be locked is being saved or submitted: its record is in use.
+        busy = set(of_pairs.values_list("document_id", "annotator_id")) - set(drafts)
+        free = pairs - busy
+        if not free:
+            return 0
+        released = list(
+            expired.filter(_pairs_q(free)).select_for_update(skip_locked=True, of=("self",))
+            .values_list("id", "document_id", "annotator_id")
+        )
+        untouched = [
+            pk for pk, state, version in (drafts.get(row[1:]) for row in released if row[1:] in drafts)
+            if state == Annotation.State.DRAFT and version == 1
+        ]
+        Annotation.objects.filter(pk__in=untouched).delete()
+        Assignment.objects.filter(id__in=[row[0] for row in released]).delete()
+        touched = {row[1] for row in released}
+        # A record goes back to the pool when fewer people than it needs have it (open or done).
+        holders = dict(
+            Assignment.objects.filter(document_id__in=touched).values("document_id").annotate(n=Count("id"))
+            .values_list("document_id", "n")
+        )
+        back = [pk for pk in touched if holders.get(pk, 0) < max(project.annotators_per_document, 1)]
+        Document.objects.filter(id__in=back, status=Document.Status.ASSIGNED).update(status=Document.Status.POOL)
+    return len(released)
+
+
+def _pairs_q(pairs) -> Q:
+    """Rows of these (document id, annotator id) pairs."""
+    return reduce(operator.or_, (Q(document_id=document, annotator_id=annotator) for document, annotator in pairs))
 
 
 def _open_assignment(*, project: Project, user) -> Assignment | None:
@@ -61,26 +102,25 @@ def _open_assignment(*, project: Project, user) -> Assignment | None:
 
 
 def _eligible(*, project: Project, user):
-    """Pool documents this annotator has not had and that still need an annotator."""
+    """Pool documents this annotator has not had and that still need an annotator.
+
+    With N annotators per record, a record is full when N people have it, open or submitted: one whose
+    first annotator submitted while the second still works on it needs nobody else.
+    """
     documents = Document.objects.filter(
         project=project, role=Document.Role.POOL, status__in=[Document.Status.POOL, Document.Status.ASSIGNED]
     ).exclude(assignments__annotator=user)
     if project.annotators_per_document <= 1:
         return documents.filter(status=Document.Status.POOL)
-    open_assignments = (
-        Assignment.objects.filter(document=OuterRef("pk"), completed_at__isnull=True)
-        .values("document").annotate(n=Count("id")).values("n")
-    )
-    return documents.annotate(taken=Coalesce(Subquery(open_assignments), 0)).filter(
-        taken__lt=project.annotators_per_document
-    )
+    holders = Assignment.objects.filter(document=OuterRef("pk")).values("document").annotate(n=Count("id")).values("n")
+    return documents.annotate(taken=Coalesce(Subquery(holders), 0)).filter(taken__lt=project.annotators_per_document)
 
 
 # Every hand-out runs this, so it is written out: composed through the ORM (an anti-join, an EXISTS, a
 # sub-select and a row lock), building the statement took several times longer than PostgreSQL takes to run
 # it. It walks the current ranking in rank order (index on ranking, rank), skips what this annotator has had
-# or what is full, and locks the first free document; SKIP LOCKED passes over rows that concurrent
-# hand-outs are claiming.
+# or what is full (N people have it, open or submitted), and locks the first free document; SKIP LOCKED
+# passes over rows that concurrent hand-outs are claiming.
 _CLAIM_RANKED_SQL = """
 SELECT d.*, s.pre_annotations AS stored_pre_annotations,
        EXISTS (SELECT 1 FROM {annotation} a WHERE a.document_id = d.id AND a.annotator_id = %(user)s)
@@ -91,7 +131,7 @@ WHERE s.ranking_id = (SELECT r.id FROM {ranking} r WHERE r.project_id = %(projec
   AND d.project_id = %(project)s AND d.role = %(role)s AND d.status = ANY(%(statuses)s)
   AND NOT EXISTS (SELECT 1 FROM {assignment} x WHERE x.document_id = d.id AND x.annotator_id = %(user)s)
   AND (%(per_document)s <= 1 OR (
-        SELECT count(*) FROM {assignment} o WHERE o.document_id = d.id AND o.completed_at IS NULL
+        SELECT count(*) FROM {assignment} o WHERE o.document_id = d.id
       ) < %(per_document)s)
 ORDER BY s.rank, s.document_id
 LIMIT 1
@@ -138,9 +178,21 @@ def _claim_unranked(*, project: Project, user) -> tuple[Document, dict, bool] | 
     return document, {}, document.has_annotation
 
 
+def _one_hand_out_at_a_time(*, project: Project, user) -> None:
+    """Serialise this annotator's hand-outs in this project until the transaction ends.
+
+    Two requests of one person at once (a double click, two tabs) would both find no open record and claim
+    two; the second one waits here and then resumes what the first handed out.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                       [f"deidloop.next_record:{project.pk}:{user.pk}"])
+
+
 @transaction.atomic
 def next_record(*, project: Project, user) -> Handout | None:
     """The record this annotator should work on now: their open one, else the best-ranked free one."""
+    _one_hand_out_at_a_time(project=project, user=user)
     release_expired_assignments(project=project)
     open_assignment = _open_assignment(project=project, user=user)
     if open_assignment is not None:
@@ -158,10 +210,9 @@ def next_record(*, project: Project, user) -> Handout | None:
     assignment = Assignment.objects.create(
         document=document, annotator=user, expires_at=now + timedelta(minutes=project.assignment_timeout_minutes)
     )
-    # With one annotator per record this hand-out fills it; with more, count who has it open.
+    # With one annotator per record this hand-out fills it; with more, count who has it (open or submitted).
     if project.annotators_per_document <= 1 or (
-        Assignment.objects.filter(document=document, completed_at__isnull=True).count()
-        >= project.annotators_per_document
+        Assignment.objects.filter(document=document).count() >= project.annotators_per_document
     ):
         Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED)
     # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
@@ -180,6 +231,55 @@ def next_record(*, project: Project, user) -> Handout | None:
 def _pre_annotations(stored: dict) -> tuple[list[dict], list]:
     spans = [{**write_span(read_span(s)), "confidence": s.get("confidence")} for s in stored.get("spans", [])]
     return spans, list(stored.get("possible_missed", []))
+
+
+class NotAssigned(Exception):
+    """A save or submit of a record that is not (or no longer) assigned to the annotation's author."""
+
+
+def hold_assignment(*, document: Document, user) -> Assignment:
+    """The user's assignment of ``document``, checked before their draft is saved or submitted.
+
+    The caller holds the user's annotation row locked, so expiry cannot release the assignment meanwhile
+    (``release_expired_assignments`` passes over a locked annotation).
+
+    - An assignment of the user is theirs even past its expiry time while nobody released it: no one else
+      has been handed the record since.
+    - Released (the assignment expired, and an edited draft survived it): the record is taken again, under
+      the document's row lock, when it is still free — still in the pool and had by fewer people than it
+      needs. Nothing is lost then: the draft is saved or submitted as if the assignment had never lapsed.
+    - Otherwise (the record was handed to someone else meanwhile, or completed) ``NotAssigned``, with a
+      message for the annotator; their draft stays as last saved.
+    """
+    mine = Assignment.objects.select_for_update().filter(document=document, annotator=user).first()
+    if mine is not None:
+        return mine
+    project = document.project
+    locked = Document.objects.select_for_update(no_key=True).get(pk=document.pk)
+    mine = Assignment.objects.filter(document=locked, annotator=user).first()  # handed out again meanwhile
+    if mine is not None:
+        return mine
+    needed = max(project.annotators_per_document, 1)
+    holders = Assignment.objects.filter(document=locked).count()
+    if locked.role != Document.Role.POOL or locked.status not in (Document.Status.POOL, Document.Status.ASSIGNED):
+        raise NotAssigned(
+            "This record is no longer assigned to you: your assignment expired and the record has been "
+            "completed since. Your draft is kept as last saved but can no longer be changed or submitted; "
+            "open the next record."
+        )
+    if holders >= needed:
+        raise NotAssigned(
+            "This record is no longer assigned to you: your assignment expired and the record was handed to "
+            "another annotator. Your draft is kept as last saved but can no longer be changed or submitted; "
+            "open the next record."
+        )
+    mine = Assignment.objects.create(
+        document=locked, annotator=user,
+        expires_at=timezone.now() + timedelta(minutes=project.assignment_timeout_minutes),
+    )
+    if holders + 1 >= needed:
+        Document.objects.filter(pk=locked.pk).update(status=Document.Status.ASSIGNED)
+    return mine
 
 
 def extend_assignment(*, annotation: Annotation) -> None:

@@ -87,9 +87,13 @@ def staged_upload(files: Sequence[UploadedFile]) -> Iterator[Path]:
         yield entries[0] if len(entries) == 1 and entries[0].is_file() else target
 
 
-def import_uploaded_files(*, project, files: Sequence[UploadedFile], fmt: str, evaluation: bool, user):
+def import_uploaded_files(
+    *, project, files: Sequence[UploadedFile], fmt: str, evaluation: bool, user, annotated: bool | None = None,
+):
     """Stage the uploaded files and import them (see ``annotator.services.imports.import_path``)."""
     from annotator.services.imports import import_path
 
     with staged_upload(files) as path:
-        return import_path(project=project, path=path, fmt=fmt, evaluation=evaluation, user=user)
+        return import_path(
+            project=project, path=path, fmt=fmt, evaluation=evaluation, user=user, annotated=annotated,
+        )

@@ -9,7 +9,8 @@ format      reads                                                   writes
 ==========  ======================================================  =================================
 txt         ``*.txt`` (text only)                                   ``NAME.txt`` per document
 jsonl       ``*.jsonl`` (one document per line)                     ``corpus.jsonl`` or the named file
-brat        ``NAME.txt`` + ``NAME.ann`` standoff                    the same pairs
+brat        ``NAME.txt`` + ``NAME.ann`` standoff (every ``.txt``    the same pairs
+            needs its ``.ann`` unless read ``text_only``)
 conll       ``*.conll`` token/BIO columns (text rebuilt)            ``corpus.conll`` or the named file
 i2b2xml     ``*.xml`` with ``<TEXT>`` and ``<TAGS>``                ``NAME.xml`` per document
 ==========  ======================================================  =================================
@@ -39,7 +40,7 @@ __all__ = [
     "MAX_FILE_BYTES",
 ]
 
-READERS: dict[str, Callable[[Path], list[Document]]] = {
+READERS: dict[str, Callable[..., list[Document]]] = {
     "txt": txt.read,
     "jsonl": jsonl.read,
     "brat": brat.read,
@@ -58,13 +59,16 @@ WRITERS: dict[str, Callable[..., WriteSummary]] = {
 FORMATS = tuple(READERS)
 
 
-def read_corpus(path: Path | str, fmt: str) -> list[Document]:
-    """All documents in ``path`` (a file or a folder) read as ``fmt``; raises FormatError on bad input."""
+def read_corpus(path: Path | str, fmt: str, **options: Any) -> list[Document]:
+    """All documents in ``path`` (a file or a folder) read as ``fmt``; raises FormatError on bad input.
+
+    ``options`` go to the reader, e.g. ``text_only=True`` for a brat folder of texts without ``.ann`` files.
+    """
     try:
         reader = READERS[fmt]
     except KeyError:
         raise ValueError(f"unknown corpus format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return reader(Path(path))
+    return reader(Path(path), **options)
 
 
 def write_corpus(docs: Iterable[Document], out: Path | str, fmt: str, **options: Any) -> WriteSummary:

@@ -26,12 +26,15 @@ __all__ = ["SUFFIXES", "read", "write"]
 
 SUFFIXES = (".txt", ".ann")
 _LINE_SHAPE = "ID<TAB>LABEL START END<TAB>TEXT"
+_MISSING_SHOWN = 3  # how many texts without their .ann an error names before "and N more"
 
 
-def read(path: Path) -> list[Document]:
+def read(path: Path, *, text_only: bool = False) -> list[Document]:
     """Documents from a brat folder, or from one ``NAME.txt`` / ``NAME.ann`` (with its partner).
 
-    A ``.txt`` without ``.ann`` is a document without spans; an ``.ann`` without ``.txt`` is an error.
+    Every ``.txt`` needs its ``.ann`` (an empty one says "no PHI here"): a missing file must not turn a text
+    into gold with no spans.  With ``text_only`` the folder is declared a set of texts to annotate, and a
+    ``.txt`` without ``.ann`` is a document without spans.  An ``.ann`` without ``.txt`` is always an error.
     """
     path = Path(path)
     texts: dict[str, Source] = {}
@@ -56,6 +59,8 @@ def read(path: Path) -> list[Document]:
         raise ann.error(None, f"has no matching {ann.path.stem}.txt (the text it annotates)")
     if not texts:
         raise FormatError(path.name, None, "contains no .txt files (brat text files expected)")
+    if not text_only:
+        _check_every_text_has_its_ann(texts, anns)
 
     docs = []
     for stem in sorted(texts):
@@ -63,6 +68,25 @@ def read(path: Path) -> list[Document]:
         spans = _read_ann(anns[stem], text) if stem in anns else ()
         docs.append(Document(text=text, spans=spans, name=stem))
     return docs
+
+
+def _check_every_text_has_its_ann(texts: dict[str, Source], anns: dict[str, Source]) -> None:
+    missing = [texts[stem] for stem in sorted(texts) if stem not in anns]
+    if not missing:
+        return
+    first = missing[0]
+    others = [src.path.name for src in missing[1:_MISSING_SHOWN]]
+    more = len(missing) - 1 - len(others)
+    which = ""
+    if others:
+        listed = ", ".join(others) + (f" and {more} more" if more else "")
+        which = f" (nor do {listed}: {len(missing)} of {len(texts)} texts lack their .ann)"
+    raise first.error(
+        None,
+        f"has no {first.path.stem}.ann beside it{which}; a text without its .ann would be imported as gold "
+        "with no PHI. Add the .ann (an empty one if the text truly has no PHI), or import the folder as "
+        "text only to annotate (import_corpus --unannotated, or \"Text only\" on the import form)",
+    )
 
 
 def _read_ann(src: Source, text: str) -> tuple[Span, ...]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from datetime import timedelta
 from typing import Iterator
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from annotator.models import Project
@@ -29,6 +29,30 @@ log = logging.getLogger(__name__)
 #: A claim lasts this long unless renewed; the process holding it renews it every LEASE_RENEW_SECONDS.
 LEASE_SECONDS = 90
 LEASE_RENEW_SECONDS = 15
+
+#: The errors of a database that went away (restarted, connection dropped): worth another try on a new
+#: connection, unlike an error in the work itself.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+
+def drop_broken_connection() -> None:
+    """After a database error, close this thread's connection if it no longer works, so that the next query
+    opens a new one (Django would otherwise keep sending queries down the dead one). Never raises; inside an
+    atomic block it does nothing, as closing there would only break the transaction further."""
+    try:
+        if connection.connection is not None and not connection.in_atomic_block and not connection.is_usable():
+            connection.close()
+    except Exception:  # noqa: BLE001 - closing a dead connection may complain; it is dropped all the same
+        log.debug("closing a broken database connection", exc_info=True)
+        connection.connection = None
+
+
+def release(job_id: int, attempt: int) -> None:
+    """Give up the attempt's lease at once (after a transient database error), so that the next claim — the
+    task's own retry or ``recover_jobs`` — takes the job as the next attempt without waiting for the lease."""
+    RetrainJob.objects.filter(pk=job_id, attempt=attempt, status__in=RetrainJob.ACTIVE).update(
+        owner="", lease_until=timezone.now()
+    )
 
 
 def this_process() -> str:
@@ -81,8 +105,15 @@ def request_retrain(
     Returns (None, False) when a batch request finds too few new submissions.
     """
     with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first()
+        _one_request_at_a_time(project)
+        # The active job's row is locked and its status read again under the lock, as the processes that end
+        # a job (publish, fail) lock that row: marked for a follow-up before it ends, the job's ending reads
+        # the mark; ended first, it is no longer active and a new job is queued. (Unlocked, a mark made while
+        # the job was being published would go unread, and the lead's retrain would be lost.)
+        active = (
+            RetrainJob.objects.select_for_update(of=("self",)).filter(project=project, status__in=RetrainJob.ACTIVE)
+            .order_by("pk").first()
+        )
         submissions = submission_count(project=project)
         if active is not None:
             if force and not active.follow_up:
@@ -100,6 +131,18 @@ def request_retrain(
             return RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first(), False
     notify(job, "queued", "A retrain is queued.")
     return job, True
+
+
+def _one_request_at_a_time(project: Project) -> None:
+    """Serialise the retrain requests of ``project`` until the transaction ends.
+
+    An advisory lock, not the project's row: the processes ending a job lock the job's row and, through
+    RetrainJob's ordering on ``project``, the project's row with it, so a request that held the project's row
+    while it waited for the job's would deadlock with them.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                       [f"deidloop.request_retrain:{project.pk}"])
 
 
 # Claiming and holding a job -----------------------------------------------------------------------------
@@ -141,19 +184,22 @@ def lease(job: RetrainJob) -> Iterator[None]:
     me = this_process()
 
     def renew() -> None:
-        from django.db import connection
-
+        # A database error (a restart, a dropped connection) must not end the renewals, or the lease would
+        # run out under a live attempt: the broken connection is dropped and the next tick tries again.
         try:
             while not stop.wait(LEASE_RENEW_SECONDS):
-                RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
-                    owner=me, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
-                )
+                try:
+                    _extend_lease(job, me)
+                except (DatabaseError, InterfaceError) as error:
+                    log.warning("could not renew the lease of retrain job %s (will retry): %s", job.pk, error)
+                    drop_broken_connection()
         finally:
-            connection.close()
+            try:
+                connection.close()
+            except Exception:  # noqa: BLE001 - the thread ends either way
+                pass
 
-    RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
-        owner=me, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
-    )
+    _extend_lease(job, me)
     thread = threading.Thread(target=renew, name=f"lease-{job.pk}", daemon=True)
     thread.start()
     try:
@@ -161,6 +207,12 @@ def lease(job: RetrainJob) -> Iterator[None]:
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+def _extend_lease(job: RetrainJob, owner: str) -> None:
+    RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
+        owner=owner, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+    )
 
 
 def stalled_jobs() -> list[int]:

@@ -8,12 +8,15 @@
  * character mode) and shown with the browser's own selection, so no element per token is needed.
  *
  * The offset arithmetic (tokens, chunks, snapping, overlaps, nesting) is in spans.js, loaded before this
- * script; the websocket is socket.js's.
+ * script; the websocket is socket.js's. When the server is away, a write is kept in this browser
+ * (localStorage) and tried again with back-off until it is back; the record kept, the schedule and the choice
+ * between saving, dropping and showing a conflict are drafts.js's.
  */
 (function () {
   "use strict";
 
   var Spans = window.deidloopSpans;
+  var Drafts = window.deidloopDrafts;
   var dataElement = document.getElementById("workbench-data");
   var root = document.getElementById("wb");
   if (!dataElement || !root) return;
@@ -36,6 +39,10 @@
   var saveEl = document.getElementById("wb-save");
   var messageEl = document.getElementById("wb-message");
   var staleEl = document.getElementById("wb-stale");
+  var offlineEl = document.getElementById("wb-offline");
+  var offlineTextEl = document.getElementById("wb-offline-text");
+  var offlineWhenEl = document.getElementById("wb-offline-when");
+  var conflictEl = document.getElementById("wb-conflict");
   var helpEl = document.getElementById("wb-help");
   var filterEl = document.getElementById("wb-filter");
   var filterInput = document.getElementById("wb-filter-input");
@@ -194,9 +201,12 @@
     chunkEls = Array.prototype.slice.call(docEl.children);
   }
 
+  var lastEditChunks = null;  // how many chunks of the text the last edit rebuilt (shown to the tests)
+
   function renderRange(lo, hi) {
     var first = chunkOf(lo, false), last = chunkOf(Math.max(lo + 1, hi), true);
     for (var i = first; i <= last; i++) chunkEls[i].innerHTML = chunkHtml(chunkStart[i], chunkStart[i + 1]);
+    lastEditChunks = last - first + 1;
   }
 
   function markFocus() {
@@ -368,6 +378,7 @@
     next.forEach(function (s) { if (!before.has(s)) { lo = Math.min(lo, s.start); hi = Math.max(hi, s.end); } });
     spans = next;
     focusId = nextFocus !== null && spanById(nextFocus) ? nextFocus : null;
+    lastEditChunks = 0;
     if (lo <= hi) renderRange(lo, hi);
     markFocus();
     describeFocus();
@@ -525,8 +536,23 @@
   var submitted = data.annotation.state === "submitted";
   var SUBMITTED_TEXT =
     "This record has been submitted and can no longer be changed here (Ctrl+Enter opens the next one).";
+  var OFFLINE_TEXT =
+    "Connection lost — your draft is kept in this browser and will be saved when the server is back.";
+  var OFFLINE_UNKEPT_TEXT =
+    "Connection lost — this browser could not keep a copy of your draft: leave this tab open, it will be " +
+    "saved when the server is back.";
+  var NEXT_OFFLINE_TEXT = "Connection lost — your record is submitted; the next one opens when the server is back.";
   var stale = false, dirty = false, submitting = false;
-  var saveTimer = null, inflight = null;
+  var saveTimer = null, inflight = null, inflightActive = 0;
+  // While the server is away: tries on a back-off schedule (drafts.js), the next one at retryAt.
+  var offline = false, attempt = 0, retryTimer = null, retryAt = 0, countdownTimer = null, nextPending = false;
+  // The draft kept in this browser (localStorage) while it is not safely on the server.
+  var draftKey = Drafts.draftKey(data.annotation.id);
+  var hasLocal = false, localFailed = false;
+  // Writes sent without an answer since the last one answered: one may have reached the server (drafts.js).
+  var unconfirmed = [];
+  // A kept draft that the record's newer version on the server conflicts with: {local, server, restore}.
+  var conflict = null;
 
   function csrfToken() {
     var headers = document.body.getAttribute("hx-headers");
@@ -546,64 +572,114 @@
     });
   }
 
+  var SAVE_STATES = { "Saved": "saved", "Not saved": "error", "Kept in this browser": "offline" };
   function setSaveStatus(state, detail) {
     saveEl.textContent = state;
-    saveEl.setAttribute("data-state", state === "Saved" ? "saved" : state === "Not saved" ? "error" : "busy");
+    saveEl.setAttribute("data-state", SAVE_STATES[state] || "busy");
     saveEl.title = detail || "";
   }
 
+  // Resolves to {status, ok, json}; rejects only when no answer came (the server or the network is away).
   function request(method, url, body, keepalive) {
-    return fetch(url, {
+    var init = {
       method: method, credentials: "same-origin", keepalive: !!keepalive,
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-    }).then(function (response) {
+    };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    return fetch(url, init).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (json) {
         return { status: response.status, ok: response.ok, json: json };
       });
     });
   }
 
+  /* The draft kept in this browser: written when a write fails for want of a server, on every edit while it
+   * is away, and when the page is left with edits not yet saved; removed once the server has them all. */
+  function keepLocal() {
+    noteActivity();
+    var record = Drafts.draftRecord({
+      annotation: data.annotation.id, version: version, spans: wireSpans(),
+      activeSeconds: activeSeconds + inflightActive, unconfirmed: unconfirmed, savedAt: Date.now(),
+    });
+    try {
+      window.localStorage.setItem(draftKey, JSON.stringify(record));
+      hasLocal = true;
+      localFailed = false;
+    } catch (error) {  // storage full or disabled: say so rather than pretend
+      localFailed = true;
+    }
+  }
+
+  function dropLocal() {
+    hasLocal = false;
+    try { window.localStorage.removeItem(draftKey); } catch (error) { /* nothing kept */ }
+  }
+
+  function readLocal() {
+    try { return Drafts.parseDraft(window.localStorage.getItem(draftKey), data.annotation.id); }
+    catch (error) { return null; }
+  }
+
   function scheduleSave() {
     if (stale || submitting) return;
     dirty = true;
+    if (conflict) {
+      // Not sent until a person chooses; edits to the kept draft shown in the page are kept with it.
+      if (!conflict.restore) keepLocal();
+      setSaveStatus("Not saved", "Choose which version to keep first.");
+      return;
+    }
+    if (offline) { keepLocal(); showOffline(localFailed ? OFFLINE_UNKEPT_TEXT : null); return; }  // next try sends it
     setSaveStatus("Saving…");
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
   }
 
-  function saveDraft() {
+  function saveDraft(keepalive) {
     saveTimer = null;
-    if (stale || submitting || !dirty) return inflight || Promise.resolve();
+    if (stale || submitting || conflict || !dirty) return inflight || Promise.resolve();
     if (inflight) return inflight;  // the save after it is scheduled when it finishes
     dirty = false;
-    var active = takeActiveSeconds();
-    setSaveStatus("Saving…");
-    inflight = request("PUT", urls.draft, { version: version, spans: wireSpans(), active_seconds: active })
+    var active = inflightActive = takeActiveSeconds();
+    var sent = { version: version, spans: wireSpans() };
+    setSaveStatus(offline ? "Kept in this browser" : "Saving…");
+    inflight = request("PUT", urls.draft, { version: sent.version, spans: sent.spans, active_seconds: active },
+      keepalive === true)
       .then(function (result) {
+        inflightActive = 0;
         if (result.ok) {
           version = result.json.version;
-          if (!dirty) setSaveStatus("Saved");
-        } else if (result.status === 409) {
-          giveBackActiveSeconds(active);
-          becomeStale();
-        } else {
-          giveBackActiveSeconds(active);
-          dirty = true;
-          setSaveStatus("Not saved", errorText(result));
-          if (result.status >= 500 || result.status === 429) retryLater();
-          else say("Not saved: " + errorText(result));
+          unconfirmed = [];
+          connectionBack("The server is back: your draft is saved.");
+          if (dirty) { if (hasLocal) keepLocal(); }
+          else { dropLocal(); setSaveStatus("Saved"); }
+          return null;
         }
-      }, function () {
         giveBackActiveSeconds(active);
         dirty = true;
-        setSaveStatus("Not saved", "The server could not be reached; retrying.");
-        retryLater();
+        if (result.status === 409) return refused();
+        if (Drafts.isOutage(result.status)) {
+          unconfirmed = Drafts.withUnconfirmed(unconfirmed, sent);
+          connectionLost(OFFLINE_TEXT);
+        } else {
+          setSaveStatus("Not saved", errorText(result));
+          if (result.status === 429) retryLater();
+          else say("Not saved: " + errorText(result));
+        }
+        return null;
+      }, function () {
+        inflightActive = 0;
+        giveBackActiveSeconds(active);
+        dirty = true;
+        unconfirmed = Drafts.withUnconfirmed(unconfirmed, sent);  // it may have arrived before the break
+        connectionLost(OFFLINE_TEXT);
       })
       .then(function () {
         inflight = null;
         var failed = saveEl.getAttribute("data-state") === "error";
-        if (dirty && !saveTimer && !stale && !submitting && !failed) saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
+        if (dirty && !saveTimer && !stale && !submitting && !conflict && !offline && !failed) {
+          saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
+        }
       });
     return inflight;
   }
@@ -618,41 +694,234 @@
     return "the server answered " + result.status;
   }
 
+  /* ---------------------------------------------------------------- the server away, and back */
+
+  function connectionLost(message) {
+    if (message === OFFLINE_TEXT) {
+      keepLocal();
+      if (localFailed) message = OFFLINE_UNKEPT_TEXT;
+      setSaveStatus(localFailed ? "Not saved" : "Kept in this browser", message);
+    }
+    offline = true;
+    showOffline(message);
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    clearTimeout(retryTimer);
+    var delay = Drafts.retryDelayMs(attempt++, Math.random());
+    retryAt = Date.now() + delay;
+    retryTimer = setTimeout(retryNow, delay);
+    showCountdown();
+  }
+
+  function connectionBack(message) {
+    if (!offline) return;
+    offline = false;
+    attempt = 0;
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    clearInterval(countdownTimer);
+    countdownTimer = null;
+    offlineEl.hidden = true;
+    root.classList.remove("wb-is-offline");
+    if (message) say(message);
+  }
+
+  // Try again now (the back-off timer, "Try now", the browser or the websocket saying the network is back).
+  function retryNow() {
+    if (!offline) return;
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    if (nextPending) { goNext(); return; }
+    if (inflight || submitting) return;
+    dirty = true;
+    saveDraft();
+  }
+
+  function showOffline(message) {
+    if (message) offlineTextEl.textContent = message;
+    offlineEl.hidden = false;
+    root.classList.add("wb-is-offline");
+  }
+
+  function showCountdown() {
+    function tick() {
+      var seconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+      offlineWhenEl.textContent = retryTimer === null ? "Trying again…" : "Next try in " + seconds + " s.";
+    }
+    tick();
+    clearInterval(countdownTimer);
+    countdownTimer = setInterval(tick, 1000);
+  }
+
+  /* A write refused with 409: the annotation moved on since `version`. Without a draft kept here the page is
+   * simply stale. With one (the server was away), the newer version may be this browser's own write whose
+   * answer was lost: the server's current annotation decides (drafts.js), and a real conflict is shown. */
+  function refused() {
+    if (!hasLocal && !unconfirmed.length) { becomeStale(); return null; }
+    return request("GET", urls.current).then(function (result) {
+      if (!result.ok) {
+        if (Drafts.isOutage(result.status)) connectionLost(OFFLINE_TEXT); else becomeStale();
+        return;
+      }
+      var annotation = result.json.annotation;
+      var server = { id: annotation.id, version: annotation.version, state: annotation.state, spans: annotation.spans };
+      var local = Drafts.draftRecord({
+        annotation: data.annotation.id, version: version, spans: wireSpans(), activeSeconds: activeSeconds,
+        unconfirmed: unconfirmed, savedAt: Date.now(),
+      });
+      var action = Drafts.recoveryAction(local, server);
+      connectionBack();
+      unconfirmed = [];
+      if (server.state === "submitted" && action === "discard") {
+        // Our own submission got through before the connection broke: move on as after a submission.
+        dropLocal();
+        finishSubmission(server.version);
+      } else if (action === "discard" || action === "rebase" || action === "save") {
+        version = server.version;
+        dirty = action !== "discard" || activeSeconds > 0;
+        if (dirty) { keepLocal(); saveDraft(); } else { dropLocal(); setSaveStatus("Saved"); }
+      } else {
+        keepLocal();
+        showConflict(local, server, false);
+      }
+    }, function () { connectionLost(OFFLINE_TEXT); });
+  }
+
+  /* ---------------------------------------------------------------- a kept draft against the server's version */
+
+  function showConflict(local, server, restore) {
+    conflict = { local: local, server: server, restore: restore };
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    setSaveStatus("Not saved", "Choose which version to keep.");
+    conflictEl.querySelector("p").textContent = Drafts.conflictText(local, server);
+    conflictEl.querySelector('[data-action="use-local"]').hidden = server.state === "submitted";
+    conflictEl.hidden = false;
+    root.classList.add("wb-is-conflict");
+  }
+
+  function hideConflict() {
+    conflict = null;
+    conflictEl.hidden = true;
+    root.classList.remove("wb-is-conflict");
+    docEl.focus({ preventScroll: true });
+  }
+
+  // Put the kept draft's spans on the page (undo goes back to the server's) and count its active time.
+  function restoreLocal(local) {
+    undoStack.push({ spans: spans, focus: focusId });
+    redoStack = [];
+    applyState(local.spans.map(makeSpan).sort(Spans.compareSpans), null);
+    activeSeconds += local.activeSeconds;
+  }
+
+  // "Save the draft from this browser": it replaces the server's newer version, by a person's choice.
+  function useLocal() {
+    if (!conflict || conflict.server.state === "submitted") return;
+    var chosen = conflict;
+    hideConflict();
+    if (chosen.restore) restoreLocal(chosen.local);
+    version = chosen.server.version;
+    dirty = true;
+    keepLocal();
+    say("Saving the draft from this browser over version " + chosen.server.version + ".");
+    saveDraft();
+  }
+
+  // "Keep the version on the server": drop the kept draft and show the server's version.
+  function discardLocal() {
+    if (!conflict) return;
+    var chosen = conflict;
+    hideConflict();
+    dropLocal();
+    if (!chosen.restore) { window.location.assign(urls.reload); return; }  // the page shows our edits
+    say("The draft kept in this browser was discarded.");
+    if (dirty) scheduleSave(); else setSaveStatus(submitted ? "Submitted" : "Saved");
+  }
+
+  // On opening the record: a draft kept here that never reached the server is saved, dropped or shown.
+  function recoverKeptDraft() {
+    var local = readLocal();
+    var server = { id: data.annotation.id, version: version, state: data.annotation.state, spans: data.annotation.spans || [] };
+    var action = Drafts.recoveryAction(local, server);
+    if (action === "none") return;
+    if (action === "discard") { dropLocal(); return; }
+    hasLocal = true;
+    if (action === "conflict") { showConflict(local, server, true); return; }
+    restoreLocal(local);  // "save" or "rebase": the kept draft is newer than the server's version
+    dirty = true;
+    say("Restored the draft this browser kept while the server was away; saving it.");
+    saveDraft();
+  }
+
+  /* ---------------------------------------------------------------- submitting, and the next record */
+
   function submit() {
     if (submitting) return;
-    if (submitted) { window.location.assign(urls.next); return; }
+    if (submitted) { goNext(); return; }
     if (stale) { showStale(); return; }
+    if (conflict) { conflictEl.querySelector("button:not([hidden])").focus(); return; }
     submitting = true;
     submitButton.disabled = true;
     clearTimeout(saveTimer);
     saveTimer = null;
     setSaveStatus("Submitting…");
     (inflight || Promise.resolve()).then(function () {
-      if (stale) { submitting = false; return null; }
+      if (stale || conflict) { submitting = false; submitButton.disabled = false; return null; }
       var active = takeActiveSeconds();
-      var body = { version: version, spans: wireSpans(), active_seconds: active };
+      var sent = { version: version, spans: wireSpans(), submit: true };
+      var body = { version: sent.version, spans: sent.spans, active_seconds: active };
       return request("POST", urls.submit, body).then(function (result) {
         if (result.ok) {
-          version = result.json.version;
           dirty = false;
-          setSaveStatus("Submitted");
-          root.setAttribute("data-submitted", "true");
-          window.location.assign(result.json.next_url || urls.next);
-          return;
+          unconfirmed = [];
+          dropLocal();
+          finishSubmission(result.json.version);
+          return null;
         }
         giveBackActiveSeconds(active);
         submitting = false;
         submitButton.disabled = false;
-        if (result.status === 409) { becomeStale(); return; }
+        if (result.status === 409) { dirty = true; return refused(); }
+        if (Drafts.isOutage(result.status)) { submitLost(sent); return null; }
         setSaveStatus("Not saved", errorText(result));
         say("Not submitted: " + errorText(result));
+        return null;
+      }, function () {
+        giveBackActiveSeconds(active);
+        submitting = false;
+        submitButton.disabled = false;
+        submitLost(sent);
       });
-    }).catch(function () {
-      submitting = false;
-      submitButton.disabled = false;
-      setSaveStatus("Not saved", "The server could not be reached.");
-      say("Not submitted: the server could not be reached. Your work is kept here; try again.");
     });
+  }
+
+  // A submission that found no server (or a 5xx): it may have got through, so it is remembered; the draft is
+  // kept and saved when the server is back, and the annotator submits again then.
+  function submitLost(sent) {
+    dirty = true;
+    unconfirmed = Drafts.withUnconfirmed(unconfirmed, sent);
+    connectionLost(OFFLINE_TEXT);
+    say("Not submitted: the server could not be reached. Your draft is kept; submit again when it is back.");
+  }
+
+  function finishSubmission(newVersion) {
+    version = newVersion;
+    submitted = true;
+    connectionBack();
+    setSaveStatus("Submitted");
+    root.setAttribute("data-submitted", "true");
+    goNext();
+  }
+
+  // The next record is handed out over the API first, so that a server away shows here, not as an error page.
+  function goNext() {
+    nextPending = true;
+    request("POST", urls.next_api).then(function (result) {
+      if (result.ok && result.json && result.json.urls) window.location.assign(result.json.urls.reload);
+      else if (Drafts.isOutage(result.status)) connectionLost(NEXT_OFFLINE_TEXT);
+      else window.location.assign(urls.next);  // 204, the pool is empty (or a refusal): the page says which
+    }, function () { connectionLost(NEXT_OFFLINE_TEXT); });
   }
 
   function becomeStale() {
@@ -670,12 +939,14 @@
     if (button) button.focus();
   }
 
-  function flushOnLeave() {
-    if (!dirty || stale || submitting) return;
+  // Leaving the page (or hiding it) with edits not yet saved: keep them here, then send them (a request that
+  // outlives the page when it is left; its body is limited to 64 KB, hence the copy kept here first).
+  function flushOnLeave(leaving) {
+    if (!dirty || stale || submitting || conflict) return;
+    keepLocal();
+    if (offline) return;
     clearTimeout(saveTimer);
-    dirty = false;
-    var body = { version: version, spans: wireSpans(), active_seconds: takeActiveSeconds() };
-    request("PUT", urls.draft, body, true).catch(function () {});
+    saveDraft(leaving);
   }
 
   /* ---------------------------------------------------------------- active time */
@@ -871,6 +1142,9 @@
     var name = action.getAttribute("data-action");
     if (name === "submit") submit();
     else if (name === "reload") window.location.assign(urls.reload);
+    else if (name === "retry") retryNow();
+    else if (name === "use-local") useLocal();
+    else if (name === "discard-local") discardLocal();
     else if (name === "help") toggleHelp(true);
     else if (name === "filter") openFilter();
     else if (name === "undo") undo();
@@ -880,10 +1154,11 @@
   document.addEventListener("mousemove", noteActivity, { passive: true });
   document.addEventListener("wheel", noteActivity, { passive: true });
   document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden") { noteActivity(); lastActivity = null; flushOnLeave(); }
+    if (document.visibilityState === "hidden") { noteActivity(); lastActivity = null; flushOnLeave(false); }
     else lastActivity = performance.now();
   });
-  window.addEventListener("pagehide", flushOnLeave);
+  window.addEventListener("pagehide", function () { flushOnLeave(true); });
+  window.addEventListener("online", retryNow);
 
   /* ---------------------------------------------------------------- live notices */
 
@@ -892,7 +1167,10 @@
   function followNotices() {
     if (!data.ws || !window.deidloopFollow) return;
     window.deidloopFollow(data.ws, {
-      open: function (send) { send({ type: "presence", document_id: data.document.id }); },
+      open: function (send) {
+        send({ type: "presence", document_id: data.document.id });
+        retryNow();  // a websocket that connects again is a server that is back: do not wait for the next try
+      },
       message: function (message) {
         if (message && message.type === "notice" && message.text) toast(String(message.text), message.kind);
       },
@@ -917,6 +1195,8 @@
     say(SUBMITTED_TEXT);
   }
   staleEl.querySelector("p").textContent = STALE_TEXT;
+  offlineTextEl.textContent = OFFLINE_TEXT;
+  recoverKeptDraft();
   root.setAttribute("data-ready", "true");
   // Timings and state for the browser tests and for anyone profiling the page from the console.
   var api = window.deidloopWorkbench = {
@@ -926,7 +1206,8 @@
     state: function () {
       return {
         version: version, spans: wireSpans(), focus: focusId, dirty: dirty, stale: stale, charMode: charMode,
-        selection: selectionRange(), lastEditMs: lastEditMs,
+        selection: selectionRange(), lastEditMs: lastEditMs, lastEditChunks: lastEditChunks, offline: offline, conflict: conflict !== null,
+        keptLocally: hasLocal,
       };
     },
     saveNow: function () { clearTimeout(saveTimer); return saveDraft(); },

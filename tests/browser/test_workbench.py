@@ -295,7 +295,8 @@ def test_a_long_record_renders_fast_and_edits_work(live_server, new_page, record
                 dom_content_loaded_ms: nav.domContentLoadedEventEnd, response_end_ms: nav.responseEnd,
                 tokens: JSON.parse(document.getElementById('workbench-data').textContent).token_runs.length / 2,
                 payload_bytes: new Blob([document.getElementById('workbench-data').textContent]).size,
-                marks: document.querySelectorAll('#wb-doc mark').length};
+                marks: document.querySelectorAll('#wb-doc mark').length,
+                nodes: document.querySelectorAll('#wb-doc *').length};
     }""")
     screenshot(page, "07-long-record")
     figures = {"chars": len(text), **timings, **weight.totals()}
@@ -306,8 +307,9 @@ def test_a_long_record_renders_fast_and_edits_work(live_server, new_page, record
 
     assert len(text) >= 40_000 and timings["tokens"] > 7_000
     assert timings["marks"] == len(suggestions)
-    # A generous bound: rendering is tens of milliseconds here; a regression to per-character DOM is seconds.
-    assert timings["painted_ms"] - timings["response_end_ms"] < 2_000
+    # Rendering is tens of milliseconds (printed above); what keeps it so is the DOM's size, counted here: a
+    # regression to per-character (or per-token) elements would hold one node per character (or token).
+    assert timings["nodes"] < timings["tokens"] / 4
     # The whole page, the record's own data (text, tokens, suggestions) included, stays under 300 KB.
     assert figures["page_bytes"] <= 300 * 1024
     assert figures["page_bytes"] - timings["payload_bytes"] <= 150 * 1024
@@ -329,7 +331,8 @@ def test_a_long_record_renders_fast_and_edits_work(live_server, new_page, record
     stored = annotation_of("long-1", "ana").spans
     assert stored[-1]["label"] == new_label and len(stored) == len(suggestions)
     print("long record: relabelling re-rendered in", round(state["lastEditMs"], 2), "ms")
-    assert state["lastEditMs"] < 100  # only the chunk holding the span is rebuilt
+    # Only the chunk holding the span is rebuilt (counted, not timed: a loaded machine slows every edit).
+    assert state["lastEditChunks"] == 1 and len(text) >= 40_000
     assert page.script_errors == []
 
 

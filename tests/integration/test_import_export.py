@@ -223,3 +223,100 @@ def test_upload_page_shows_the_error_and_imports_nothing(client, users, projects
     response = client.post(f"/projects/{a.pk}/import/", {"format": "jsonl", "files": good})
     assert response.status_code == 302
     assert list(a.documents.values_list("status", flat=True)) == ["pool", "pool"]
+
+
+# --- a brat text without its .ann is never PHI-free gold ------------------------------------------------
+
+def write_brat_folder_missing_an_ann(folder: Path) -> None:
+    write(folder / "a.txt", GOOD_TEXT)
+    write(folder / "a.ann", GOOD_ANN)
+    write(folder / "b.txt", "Paciente sin anotar, Eva Gil.\n")
+
+
+def test_command_refuses_a_brat_txt_without_its_ann_and_stores_nothing(tmp_path, projects):
+    write_brat_folder_missing_an_ann(tmp_path / "corpus")
+    before = database_state()
+    with pytest.raises(CommandError) as raised:
+        call_command("import_corpus", str(tmp_path / "corpus"), project="A", fmt="brat")
+    assert str(raised.value).startswith("corpus/b.txt: has no b.ann beside it; ")
+    assert database_state() == before
+
+    # A project the import would create is not left behind either.
+    with pytest.raises(CommandError, match="corpus/b.txt: has no b.ann beside it"):
+        call_command("import_corpus", str(tmp_path / "corpus"), project="new", fmt="brat", schema="MEDDOCAN")
+    assert database_state() == before
+    assert not Project.objects.filter(name="new").exists()
+
+
+def test_command_refuses_a_folder_of_texts_only_naming_the_first_files(tmp_path, projects):
+    for name in ("n1", "n2", "n3", "n4"):
+        write(tmp_path / "texts" / f"{name}.txt", f"Nota {name}.\n")
+    before = database_state()
+    with pytest.raises(CommandError) as raised:
+        call_command("import_corpus", str(tmp_path / "texts"), project="A", fmt="brat")
+    assert str(raised.value).startswith(
+        "texts/n1.txt: has no n1.ann beside it (nor do n2.txt, n3.txt and 1 more: 4 of 4 texts lack their .ann); "
+    )
+    assert database_state() == before
+
+
+def test_command_refuses_a_brat_ann_without_its_txt(tmp_path, projects):
+    write(tmp_path / "corpus" / "a.txt", GOOD_TEXT)
+    write(tmp_path / "corpus" / "a.ann", GOOD_ANN)
+    write(tmp_path / "corpus" / "gone.ann", GOOD_ANN)
+    before = database_state()
+    for flags in ({}, {"unannotated": True}):
+        with pytest.raises(CommandError) as raised:
+            call_command("import_corpus", str(tmp_path / "corpus"), project="A", fmt="brat", **flags)
+        assert str(raised.value) == "corpus/gone.ann: has no matching gone.txt (the text it annotates)"
+    assert database_state() == before
+
+
+def test_command_unannotated_imports_the_texts_as_pool_records(tmp_path, projects):
+    write_brat_folder_missing_an_ann(tmp_path / "corpus")
+    out = io.StringIO()
+    call_command("import_corpus", str(tmp_path / "corpus"), project="A", fmt="brat", unannotated=True, stdout=out)
+    assert out.getvalue() == "imported 2 documents (0 annotated, 0 spans); 0 already there\n"
+    rows = sorted(projects["A"].documents.values_list("external_id", "role", "status", "text"))
+    assert rows == [
+        ("a", "pool", "pool", GOOD_TEXT),
+        ("b", "pool", "pool", "Paciente sin anotar, Eva Gil.\n"),
+    ]
+    assert Annotation.objects.count() == 0
+
+
+def test_api_refuses_a_brat_txt_without_its_ann_then_imports_it_as_text_only(users, projects, api_as):
+    client = api_as(users["lead"])
+    a = projects["A"]
+    files = {"notes/a.txt": GOOD_TEXT, "notes/a.ann": GOOD_ANN, "notes/b.txt": "Paciente sin anotar, Eva Gil.\n"}
+    before = database_state()
+    response = client.post(f"/api/projects/{a.pk}/import/", {"format": "brat", "files": [zip_of(files)]},
+                           format="multipart")
+    assert response.status_code == 400, response.content
+    assert response.json()["detail"].startswith("corpus/b.txt: has no b.ann beside it; ")
+    assert database_state() == before
+
+    response = client.post(f"/api/projects/{a.pk}/import/",
+                           {"format": "brat", "unannotated": "true", "files": [zip_of(files)]}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert response.json() == {"created": 2, "duplicates": 0, "annotated": 0, "spans": 0, "labels_seen": []}
+    assert sorted(a.documents.values_list("external_id", "status")) == [("a", "pool"), ("b", "pool")]
+    assert Annotation.objects.count() == 0
+
+
+def test_upload_page_refuses_a_brat_txt_without_its_ann_unless_text_only(client, users, projects):
+    client.login(username="lea", password="pw-lea")
+    a = projects["A"]
+    page = client.get(f"/projects/{a.pk}/import/").content.decode()
+    assert 'name="unannotated"' in page and "Text only (no annotations)" in page
+    lone = io.BytesIO(GOOD_TEXT.encode("utf-8"))
+    lone.name = "lone.txt"
+    response = client.post(f"/projects/{a.pk}/import/", {"format": "brat", "files": lone})
+    assert response.status_code == 400
+    assert "lone.txt: has no lone.ann beside it; " in response.content.decode()
+    assert a.documents.count() == 0
+    lone.seek(0)
+    response = client.post(f"/projects/{a.pk}/import/", {"format": "brat", "unannotated": "on", "files": lone})
+    assert response.status_code == 302
+    assert list(a.documents.values_list("external_id", "status")) == [("lone", "pool")]
+    assert Annotation.objects.count() == 0

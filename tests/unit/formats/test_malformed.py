@@ -118,6 +118,76 @@ def test_brat_ann_without_txt(tmp_path):
     assert str(_error(folder, "brat")) == "corpus/lost.ann: has no matching lost.txt (the text it annotates)"
 
 
+_MISSING_ADVICE = (
+    "a text without its .ann would be imported as gold with no PHI. Add the .ann (an empty one if the text "
+    "truly has no PHI), or import the folder as text only to annotate (import_corpus --unannotated, or "
+    '"Text only" on the import form)'
+)
+
+
+def test_brat_txt_without_ann_is_an_error_naming_the_file(tmp_path):
+    folder = _brat(tmp_path, GOOD_ANN)
+    _write(folder / "zz-lost.txt", "Paciente: Eva.\n")
+
+    err = _error(folder, "brat")
+
+    assert (err.path, err.line) == ("corpus/zz-lost.txt", None)
+    assert str(err) == f"corpus/zz-lost.txt: has no zz-lost.ann beside it; {_MISSING_ADVICE}"
+
+
+def test_brat_single_txt_without_ann_is_an_error(tmp_path):
+    path = _write(tmp_path / "alone.txt", TEXT)
+
+    assert str(_error(path, "brat")) == f"alone.txt: has no alone.ann beside it; {_MISSING_ADVICE}"
+
+
+def test_brat_folder_of_texts_only_names_the_first_few(tmp_path):
+    folder = tmp_path / "notes"
+    for name in ("a", "b", "c", "d", "e"):
+        _write(folder / f"{name}.txt", f"Nota {name}.\n")
+
+    err = _error(folder, "brat")
+
+    assert str(err) == (
+        "notes/a.txt: has no a.ann beside it (nor do b.txt, c.txt and 2 more: 5 of 5 texts lack their .ann); "
+        + _MISSING_ADVICE
+    )
+
+
+def test_brat_two_texts_without_ann_are_both_named(tmp_path):
+    folder = _brat(tmp_path, GOOD_ANN)
+    _write(folder / "x.txt", "Uno.\n")
+    _write(folder / "y.txt", "Dos.\n")
+
+    assert str(_error(folder, "brat")).startswith(
+        "corpus/x.txt: has no x.ann beside it (nor do y.txt: 2 of 3 texts lack their .ann); "
+    )
+
+
+def test_brat_text_only_reads_texts_without_ann_as_documents_without_spans(tmp_path):
+    folder = _brat(tmp_path, GOOD_ANN)
+    _write(folder / "plain.txt", "\ufeffPaciente: Eva.\n")
+
+    docs = read_corpus(folder, "brat", text_only=True)
+
+    assert [(d.name, d.text, d.spans) for d in docs] == [
+        ("plain", "\ufeffPaciente: Eva.\n", ()),  # brat keeps a byte-order mark: offsets count it
+        ("rec", TEXT, (Span(10, 20, "NOMBRE"), Span(22, 29, "EDAD"))),
+    ]
+    assert [d.name for d in read_corpus(tmp_path / "corpus" / "plain.txt", "brat", text_only=True)] == ["plain"]
+
+
+def test_brat_text_only_still_refuses_an_ann_without_its_txt(tmp_path):
+    folder = tmp_path / "notes"
+    _write(folder / "a.txt", "Nota.\n")
+    _write(folder / "lost.ann", "T1\tNOMBRE 0 3\tAna\n")
+
+    with pytest.raises(FormatError) as info:
+        read_corpus(folder, "brat", text_only=True)
+
+    assert str(info.value) == "notes/lost.ann: has no matching lost.txt (the text it annotates)"
+
+
 def test_brat_binary_txt(tmp_path):
     folder = _brat(tmp_path, "")
     _write(folder / "rec.txt", b"line one\nline two\n\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
