@@ -8,7 +8,9 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from annotator.models import Membership
+from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
+from corpus.synthetic import generate_notes
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 MEDDOCAN = SHARED / "meddocan"
@@ -51,3 +53,16 @@ def api_as():
 def fast_password_hashing(settings):
     """The production hasher is slow on purpose; tests only need passwords to check."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def loop_project(projects):
+    """Project A: 10 gold pool notes, 5 evaluation notes, 25 unlabelled; batch size 3."""
+    project = projects["A"]
+    notes = generate_notes(40, seed=3)
+    import_documents(project=project, documents=notes[:10], annotated=True)
+    import_documents(project=project, documents=notes[10:15], annotated=True, evaluation=True)
+    import_documents(project=project, documents=notes[15:], annotated=False)
+    project.batch_size = 3
+    project.save()
+    return project

@@ -19,9 +19,7 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 
 from annotator.models import Annotation, Document, PoolScore
-from annotator.services.imports import import_documents
 from annotator.signals import annotation_submitted
-from corpus.synthetic import generate_notes
 from learning import receivers, tasks
 from learning.models import ModelVersion, RetrainJob
 from learning.services import jobs, retrain as services
@@ -30,16 +28,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def project(projects):
-    """Project A: 10 gold pool notes, 5 evaluation notes, 25 unlabelled; batch size 3."""
-    project = projects["A"]
-    notes = generate_notes(40, seed=3)
-    import_documents(project=project, documents=notes[:10], annotated=True)
-    import_documents(project=project, documents=notes[10:15], annotated=True, evaluation=True)
-    import_documents(project=project, documents=notes[15:], annotated=False)
-    project.batch_size = 3
-    project.save()
-    return project
+def project(loop_project):
+    return loop_project
 
 
 @pytest.fixture(autouse=True)

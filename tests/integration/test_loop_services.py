@@ -13,8 +13,6 @@ from django.utils import timezone
 
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Ranking
 from annotator.selectors import gold_documents
-from annotator.services.imports import import_documents
-from corpus.synthetic import generate_notes
 from learning.services import jobs, retrain as services
 from learning.selectors.measured_costs import ROI_MEASURED, project_strategy
 from learning.models import ModelVersion, RetrainJob, SilverSentence
@@ -23,16 +21,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project(projects):
-    """Project A: 10 gold pool notes, 5 evaluation notes, 25 unlabelled; batch size 3."""
-    project = projects["A"]
-    notes = generate_notes(40, seed=3)
-    import_documents(project=project, documents=notes[:10], annotated=True)
-    import_documents(project=project, documents=notes[10:15], annotated=True, evaluation=True)
-    import_documents(project=project, documents=notes[15:], annotated=False)
-    project.batch_size = 3
-    project.save()
-    return project
+def project(loop_project):
+    return loop_project
 
 
 def _submit_gold(project, n: int, *, seconds: float = 0.0) -> None:
