@@ -198,20 +198,79 @@ class PoolScore(models.Model):
 
 
 class AuditEvent(models.Model):
+    """Who did what to which record, from where and when; append-only (the database refuses updates and
+    deletes), and kept when the user or project it names is deleted (hence no foreign-key constraints)."""
+
     class Action(models.TextChoices):
         LOGIN = "login", "Login"
+        LOGIN_FAILED = "login_failed", "Failed login"
+        LOGOUT = "logout", "Logout"
         VIEW = "view", "View"
         EDIT = "edit", "Edit"
         IMPORT = "import", "Import"
         EXPORT = "export", "Export"
+        DEIDENTIFY = "deidentify", "De-identify"
+        MEMBERSHIP = "membership", "Membership change"
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False,
+        related_name="+",
+    )
+    # Kept as written: the user may be renamed or deleted later.
+    username = models.CharField(max_length=150, blank=True)
+    address = models.GenericIPAddressField(null=True, blank=True, help_text="the client's address")
     action = models.CharField(max_length=16, choices=Action.choices)
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.SET_NULL)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+",
+    )
     object_type = models.CharField(max_length=64, blank=True)
     object_id = models.CharField(max_length=64, blank=True)
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"])]
+
+
+class ImportJob(models.Model):
+    """An upload too large for a web request, staged on disk and imported by a worker with progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Importing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    format = models.CharField(max_length=16)
+    evaluation = models.BooleanField(default=False)
+    unannotated = models.BooleanField(default=False)
+    filenames = models.JSONField(default=list, blank=True, help_text="the uploaded files' names, as sent")
+    staged_path = models.CharField(max_length=500, blank=True, help_text="the staged upload the worker reads")
+    total_bytes = models.BigIntegerField(default=0)
+    done_files = models.PositiveIntegerField(default=0)
+    total_files = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class Account(models.Model):
+    """What deidloop keeps about a user beyond Django's account: whether they must change their password."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="deidloop_account"
+    )
+    must_change_password = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"account of {self.user}"

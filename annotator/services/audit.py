@@ -1,13 +1,39 @@
+"""The audit log: one append-only event per read of record text, export, import, edit, login and membership
+change, with the user, the client's address and the time."""
 from __future__ import annotations
+
+import ipaddress
 
 from annotator.models import AuditEvent, Project
 
 
+def client_address(request) -> str | None:
+    """The address the request came from (``REMOTE_ADDR``; behind the proxy, Daphne sets it from the
+    proxy's forwarding header); None when it is missing or not an IP address."""
+    if request is None:
+        return None
+    scope = getattr(request, "scope", None)  # a websocket consumer's scope
+    if scope is not None and scope.get("client"):
+        value = scope["client"][0]
+    else:
+        value = getattr(request, "META", {}).get("REMOTE_ADDR", "")
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return None
+
+
 def record_event(
-    *, user, action: str, project: Project | None = None, obj=None, detail: dict | None = None
+    *, user, action: str, project: Project | None = None, obj=None, detail: dict | None = None, request=None,
+    username: str = "",
 ) -> AuditEvent:
+    """Write one event. ``request`` gives the client's address; ``username`` names who tried when there is no
+    user (a failed login)."""
+    known = user if getattr(user, "is_authenticated", False) else None
     return AuditEvent.objects.create(
-        user=user if getattr(user, "is_authenticated", False) else None,
+        user=known,
+        username=known.get_username() if known is not None else username[:150],
+        address=client_address(request),
         action=action,
         project=project,
         object_type=type(obj).__name__ if obj is not None else "",
