@@ -11,7 +11,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    DEIDLOOP_DATA_DIR=/data
+    DEIDLOOP_DATA_DIR=/data \
+    DEIDLOOP_ENV=production
 WORKDIR /app
 
 # torch first, from its CPU-only index: the default index serves a multi-gigabyte CUDA build. The
@@ -30,5 +31,6 @@ RUN useradd --system --create-home --home-dir /home/deidloop deidloop \
  && chown deidloop:deidloop /data
 USER deidloop
 VOLUME ["/data"]
+# Served behind the TLS-terminating reverse proxy (docker-compose.yml), whose forwarding headers Daphne trusts.
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
+CMD ["daphne", "--proxy-headers", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]

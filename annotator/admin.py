@@ -40,8 +40,21 @@ class AnnotationAdmin(admin.ModelAdmin):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "user", "action", "project", "object_type", "object_id"]
+    """Read-only: the audit log is append-only (the database refuses updates and deletes as well)."""
+
+    list_display = ["created_at", "username", "address", "action", "project_id", "object_type", "object_id"]
     list_filter = ["action", "project"]
+    search_fields = ["username", "object_id"]
+    date_hierarchy = "created_at"
+    readonly_fields = [
+        "created_at", "user_id", "username", "address", "action", "project_id", "object_type", "object_id",
+        "detail",
+    ]
+    # The user and project are shown by id: either may have been deleted since (the event keeps the id).
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False
 
     def has_change_permission(self, request, obj=None):
         return False

@@ -7,3 +7,4 @@ class AnnotatorConfig(AppConfig):
 
     def ready(self) -> None:
         from annotator import signals  # noqa: F401  (connects the login audit)
+        from annotator import receivers  # noqa: F401  (connects the membership audit)

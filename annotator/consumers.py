@@ -9,11 +9,13 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotator.models import Document, Project
-from annotator.selectors import MANAGING_ROLES, role_in
+from annotator.permissions import Can, role_allows, role_in
 from annotator.services import notify
 
-# Close code for "not a member of this project" (4000-4999 are the application's own).
+# Close codes (4000-4999 are the application's own): "not (or no longer) a member of this project", after
+# which the page does not knock again, and "your role changed", after which it reconnects and is checked afresh.
 CLOSE_NOT_A_MEMBER = 4403
+CLOSE_ROLE_CHANGED = 4409
 
 # Redis calls are short and independent of the ORM: run them off the thread Django's sync views share.
 _redis_call = sync_to_async(thread_sensitive=False)
@@ -55,8 +57,10 @@ class ProjectConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NOT_A_MEMBER)
             return
         self.username = user.get_username()
-        self.is_lead = role in MANAGING_ROLES
-        groups = [notify.project_group(self.project_id)]
+        self.user_id = user.pk
+        # Presence says who is annotating which record: people's data, for those whose role sees it.
+        self.is_lead = role_allows(role, Can.SEE_PEOPLE)
+        groups = [notify.project_group(self.project_id), notify.member_group(self.project_id, user.pk)]
         if self.is_lead:
             groups.append(notify.leads_group(self.project_id))
         for group in groups:
@@ -81,6 +85,9 @@ class ProjectConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content, **kwargs):
         if not isinstance(content, dict) or content.get("type") != "presence":
+            return
+        if await _role(self.scope.get("user"), self.project_id) is None:  # removed while connected
+            await self.close(code=CLOSE_NOT_A_MEMBER)
             return
         try:
             document_id = int(content["document_id"])
@@ -121,6 +128,10 @@ class ProjectConsumer(AsyncJsonWebsocketConsumer):
 
     async def project_notice(self, event):
         await self.send_json({**event.get("data", {}), "type": "notice", "kind": event["kind"], "text": event["text"]})
+
+    async def membership_changed(self, event):
+        """The member was removed (closed for good) or their role changed (closed; the reconnect is checked)."""
+        await self.close(code=CLOSE_NOT_A_MEMBER if event.get("removed", True) else CLOSE_ROLE_CHANGED)
 
     async def presence_update(self, event):
         await self.send_json({"type": "presence", "annotators": event["annotators"]})

@@ -1,6 +1,6 @@
 from django import forms
 
-from annotator.services.exports import EXPORT_FORMATS
+from annotator.models import AuditEvent
 from annotator.services.imports import FORMATS
 
 
@@ -29,10 +29,36 @@ class ImportForm(forms.Form):
                   "without their .ann; spans in the files are not imported.",
     )
     files = MultipleFileField(
-        help_text="Files, or a .zip of a folder (brat: NAME.txt + NAME.ann pairs)."
+        help_text="UTF-8 text files, or a .zip of a folder (brat: NAME.txt + NAME.ann pairs). A large upload "
+                  "is imported in the background, on a page that shows its progress."
     )
 
 
-class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(name, name) for name in EXPORT_FORMATS])
-    include_evaluation = forms.BooleanField(required=False, initial=True)
+class AuditFilterForm(forms.Form):
+    """The audit page's filters, from the query string; every field may be left empty."""
+
+    user = forms.CharField(required=False, max_length=150, label="User", help_text="part of the username")
+    action = forms.ChoiceField(required=False, choices=[("", "any action"), *AuditEvent.Action.choices])
+    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    object_id = forms.CharField(required=False, max_length=64, label="Object id")
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("date_from"), cleaned.get("date_to")
+        if start and end and start > end:
+            self.add_error("date_to", "The end date is before the start date.")
+        return cleaned
+
+    def selection(self) -> dict:
+        """The filters in use, as the audit service takes them."""
+        data = self.cleaned_data
+        return {
+            "username": data["user"], "action": data["action"], "date_from": data["date_from"],
+            "date_to": data["date_to"], "object_id": data["object_id"],
+        }
+
+    def in_use(self) -> dict:
+        """The filters in use, as JSON values (for the audit event of an export)."""
+        return {name: value.isoformat() if hasattr(value, "isoformat") else value
+                for name, value in self.selection().items() if value}

@@ -40,6 +40,22 @@ class Project(models.Model):
     assignment_timeout_minutes = models.PositiveIntegerField(default=60)
     eponyms = models.JSONField(default=list, blank=True)
     gazetteers = models.JSONField(default=dict, blank=True)
+    # De-identification (deid): how exported and de-identified text conceals each PHI label.
+    conceal_policy = models.JSONField(
+        default=dict, blank=True,
+        help_text="PHI label -> concealment strategy (keep, pseudo, class, mask, remove); a label left out "
+                  "takes its preset's default (pseudo)",
+    )
+    surrogate_scope = models.CharField(
+        max_length=16, choices=[("document", "per document"), ("project", "per project")], default="document",
+        help_text="one surrogate per value within each document, or within the whole project",
+    )
+    age_bucket = models.PositiveSmallIntegerField(
+        null=True, blank=True, default=90, help_text="ages of this many years or more become '90+' (empty: keep all)",
+    )
+    review_confidence = models.FloatField(
+        default=0.8, help_text="de-identified spans the model is less sure of than this are listed for review",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -1,45 +1,16 @@
-"""Reads of the annotator app: who may see what, and the gold standard of a project."""
+"""Reads of the annotator app: the gold standard of a project, overviews, the workbench payload, the pool.
+
+Who may read what is decided in ``annotator.permissions``."""
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from datetime import date, datetime, time, timedelta
 
-from annotator.models import Annotation, Document, Membership, PoolScore, Project
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotator.models import Annotation, AuditEvent, Document, PoolScore, Project
 from corpus.span_json import gold_spans
 from corpus.types import Document as CorpusDocument
-
-MANAGING_ROLES = (Membership.Role.ADMIN, Membership.Role.LEAD)
-
-
-def projects_for(*, user) -> QuerySet[Project]:
-    if not user.is_authenticated:
-        return Project.objects.none()
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
-
-
-def role_in(*, user, project: Project) -> str | None:
-    """The user's role in the project (superusers are admins everywhere); None for outsiders."""
-    if not user.is_authenticated:
-        return None
-    if user.is_superuser:
-        return Membership.Role.ADMIN
-    return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
-
-
-def can_view(*, user, project: Project) -> bool:
-    return role_in(user=user, project=project) is not None
-
-
-def can_manage(*, user, project: Project) -> bool:
-    """Leads and admins import, export and change a project's settings."""
-    return role_in(user=user, project=project) in MANAGING_ROLES
-
-
-def documents_for(*, user, project: Project) -> QuerySet[Document]:
-    if not can_view(user=user, project=project):
-        return Document.objects.none()
-    return Document.objects.filter(project=project)
 
 
 def gold_documents(
@@ -208,8 +179,6 @@ def ranking_top(*, project: Project, limit: int = 10) -> dict | None:
 
 def settings_history(*, project: Project, limit: int = 20) -> list[dict]:
     """Who changed which setting of the project, when, from what to what (newest first)."""
-    from annotator.models import AuditEvent
-
     events = (AuditEvent.objects.filter(project=project, action=AuditEvent.Action.EDIT, detail__has_key="settings")
               .select_related("user").order_by("-created_at")[:limit])
     return [{"when": event.created_at, "who": event.user.username if event.user else "—",
@@ -227,3 +196,39 @@ def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
     rows = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("document_id")
                 .values_list("document_id", "score"))
     return [document_id for document_id, _ in rows], [score for _, score in rows]
+
+
+def open_annotation(*, project: Project, user) -> Annotation | None:
+    """The user's draft of the record handed to them and not yet submitted (an unexpired assignment), if any."""
+    from annotator.models import Assignment
+
+    open_documents = Assignment.objects.filter(
+        document__project=project, annotator=user, completed_at__isnull=True, expires_at__gte=timezone.now()
+    ).values("document_id")
+    return (Annotation.objects.filter(document_id__in=open_documents, annotator=user, state=Annotation.State.DRAFT)
+            .order_by("-updated_at").first())
+
+
+def project_events(
+    *, project: Project, username: str = "", action: str = "", date_from: date | None = None,
+    date_to: date | None = None, object_id: str = "",
+) -> QuerySet[AuditEvent]:
+    """A project's audit events, newest first; ``username`` matches part of the name, the dates are whole days in
+    the site's time zone, both included."""
+    events = AuditEvent.objects.filter(project_id=project.pk)
+    if username:
+        events = events.filter(username__icontains=username)
+    if action:
+        events = events.filter(action=action)
+    # Bounds on created_at itself (not created_at__date), so that the (project, -created_at) index serves them.
+    if date_from is not None:
+        events = events.filter(created_at__gte=_start_of_day(date_from))
+    if date_to is not None and date_to < date.max:
+        events = events.filter(created_at__lt=_start_of_day(date_to + timedelta(days=1)))
+    if object_id:
+        events = events.filter(object_id=object_id)
+    return events.order_by("-created_at", "-id")
+
+
+def _start_of_day(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))

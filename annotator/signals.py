@@ -1,4 +1,4 @@
-from django.contrib.auth.signals import user_logged_in
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.dispatch import Signal, receiver
 
 from annotator.models import AuditEvent
@@ -7,7 +7,24 @@ from annotator.services.audit import record_event
 
 @receiver(user_logged_in)
 def audit_login(sender, request, user, **kwargs):
-    record_event(user=user, action=AuditEvent.Action.LOGIN)
+    record_event(user=user, action=AuditEvent.Action.LOGIN, request=request)
+
+
+@receiver(user_login_failed)
+def audit_login_failure(sender, credentials, request=None, **kwargs):
+    """Every refused login (a wrong password, an unknown name, a locked-out account or address), with the name
+    that was tried; Django has already masked the password in ``credentials``."""
+    locked_out = bool(getattr(request, "axes_locked_out", False))
+    record_event(
+        user=None, action=AuditEvent.Action.LOGIN_FAILED, request=request,
+        username=str(credentials.get("username") or ""), detail={"locked_out": True} if locked_out else None,
+    )
+
+
+@receiver(user_logged_out)
+def audit_logout(sender, request, user, **kwargs):
+    if user is not None:
+        record_event(user=user, action=AuditEvent.Action.LOGOUT, request=request)
 
 
 # Sent after a submission commits; the learning app listens (annotator never imports learning).

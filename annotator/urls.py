@@ -1,14 +1,16 @@
 from django.urls import path
 
-from annotator.views import projects
+from annotator.views import audit, imports, projects
 
 app_name = "annotator"
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/<int:project_id>/", projects.project_detail, name="project-detail"),
-    path("projects/<int:project_id>/import/", projects.import_upload, name="project-import"),
-    path("projects/<int:project_id>/export/", projects.export_download, name="project-export"),
+    path("projects/<int:project_id>/import/", imports.import_upload, name="project-import"),
+    path("projects/<int:project_id>/imports/<int:job_id>/", imports.import_job, name="project-import-job"),
     path("projects/<int:project_id>/documents/<int:document_id>/", projects.document_detail, name="document-detail"),
     path("projects/<int:project_id>/annotate/", projects.annotate_next, name="annotate-next"),
     path("projects/<int:project_id>/annotate/<int:document_id>/", projects.annotate, name="annotate"),
+    path("projects/<int:project_id>/audit/", audit.audit_log, name="audit"),
+    path("projects/<int:project_id>/audit.csv", audit.audit_csv, name="audit-csv"),
 ]

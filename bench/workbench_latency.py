@@ -177,6 +177,19 @@ def log_in(base: str, username: str, password: str) -> requests.Session:
     )
     if response.status_code != 302:
         raise RuntimeError(f"{username} could not log in: {response.status_code}")
+    home = session.get(f"{base}/", allow_redirects=False)
+    if home.status_code == 302 and home.headers["Location"].startswith("/password_change/"):
+        # A first-run account must choose its own password before anything else.
+        form = session.get(f"{base}/password_change/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
+        changed = session.post(
+            f"{base}/password_change/", allow_redirects=False,
+            data={"old_password": password, "new_password1": f"{password}-bench",
+                  "new_password2": f"{password}-bench", "csrfmiddlewaretoken": token},
+            headers={"Referer": f"{base}/password_change/"},
+        )
+        if changed.status_code != 302:
+            raise RuntimeError(f"{username} could not change the first-run password: {changed.status_code}")
     session.headers.update({"X-CSRFToken": session.cookies["csrftoken"], "Referer": f"{base}/"})
     return session
 

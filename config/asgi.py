@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 import asyncio
+import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -60,7 +61,73 @@ class ThreadPoolASGIHandler(ASGIHandler):
             future.result()
 
 
+class RequestBodyLimit:
+    """Refuses (413) an HTTP request whose body is larger than ``limit()`` bytes, before Django reads it.
+
+    Django's ASGI handler reads the whole body (spooled to disk past FILE_UPLOAD_MAX_MEMORY_SIZE) before any
+    middleware or view runs, so this is the last place an oversized upload can be stopped cheaply: a
+    Content-Length over the limit is answered without receiving a byte; a body of unknown length (chunked) is
+    counted as it arrives and, at the limit, answered 413 while the handler is told the client left (it then
+    drops what it spooled and sends nothing). Every request is checked, signed in or not.
+    """
+
+    def __init__(self, app, *, limit):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = self.limit()
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            return await _too_large(send, limit)
+        received = 0
+        refused = False
+
+        async def counted_receive():
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    await _too_large(send, limit)
+                    return {"type": "http.disconnect"}
+            return message
+
+        return await self.app(scope, counted_receive, send)
+
+
+def _content_length(scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _too_large(send, limit: int) -> None:
+    body = json.dumps({"detail": f"the request body is larger than the limit of {limit:,} bytes"}).encode()
+    await send({"type": "http.response.start", "status": 413, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _request_limit() -> int:
+    from django.conf import settings
+
+    return settings.DEIDLOOP_MAX_REQUEST_BYTES
+
+
 django_asgi_app = ThreadPoolASGIHandler()
+http_app = RequestBodyLimit(django_asgi_app, limit=_request_limit)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry ready)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
@@ -69,6 +136,6 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from config.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
-    "http": django_asgi_app,
+    "http": http_app,
     "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })

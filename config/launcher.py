@@ -18,7 +18,9 @@ import subprocess
 import sys
 import time
 
-from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls
+from urllib.parse import quote
+
+from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls, secret_path
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
@@ -202,9 +204,14 @@ def manage(args: list[str]) -> int:
 
 def services_only() -> int:
     """Start the embedded services and leave them running (for development): no user stops them then."""
-    ensure_services(keep_running=True)
-    say(f"DATABASE_URL={os.environ['DATABASE_URL']}")
-    say(f"REDIS_URL={os.environ['REDIS_URL']}")
+    services = ensure_services(keep_running=True)
+    # The URLs without their passwords (a terminal's output ends up in logs); the passwords are in their files.
+    for name, service in (("DATABASE_URL", services.postgres), ("REDIS_URL", services.redis)):
+        if service is not None and service.password:
+            url = os.environ[name].replace(quote(service.password, safe=""), "PASSWORD")
+            say(f"{name}={url} (PASSWORD: the contents of {secret_path(service)})")
+        else:
+            say(f"{name}={os.environ[name]}")
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -35,13 +36,22 @@ def _secret_key() -> str:
     path = DATA_DIR / "secret_key"
     if not path.exists():
         DATA_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        # 0600 from its creation, and never over an existing file (it also signs the saved models).
+        try:
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:  # another process made it meanwhile
+            pass
+        else:
+            with os.fdopen(descriptor, "w") as file:
+                file.write(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
 SECRET_KEY = _secret_key()
-DEBUG = _env_bool("DEBUG", False)
+#: DEIDLOOP_ENV=production (docker-compose.yml sets it) turns on the settings for serving over HTTPS behind the
+#: reverse proxy (secure cookies, HSTS, redirect to HTTPS); development serves plain HTTP on 127.0.0.1.
+PRODUCTION = os.environ.get("DEIDLOOP_ENV", "development").strip().lower() == "production"
+DEBUG = _env_bool("DEBUG", False) and not PRODUCTION
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
 
@@ -54,6 +64,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "axes",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -70,10 +83,15 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "annotator.middleware.CurrentRequestMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",
+    "config.middleware.PasswordChangeRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login attempt into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -131,12 +149,41 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes checks every login (the login page, the admin's, the API's token endpoint) before the model
+# backend does.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotator:project-list"
 LOGOUT_REDIRECT_URL = "login"
+
+# Failed logins: after DEIDLOOP_LOGIN_FAILURE_LIMIT failures in a row for one account, or from one address,
+# further attempts for that account (or from that address) are refused for DEIDLOOP_LOGIN_LOCKOUT_MINUTES,
+# even with the right password. `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS` lift a lockout.
+AXES_FAILURE_LIMIT = int(os.environ.get("DEIDLOOP_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("DEIDLOOP_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "config.authentication.lockout_response"
+# The address is REMOTE_ADDR only: behind the reverse proxy Daphne sets it from the proxy's forwarding header
+# (daphne --proxy-headers), and a client cannot forge it.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# Failed logins go to the audit log (annotator.signals); axes keeps only its counters.
+AXES_DISABLE_ACCESS_LOG = True
+
+# Sessions end after DEIDLOOP_SESSION_IDLE_MINUTES without a request (every request renews the session) and
+# when the browser closes.
+SESSION_COOKIE_AGE = int(os.environ.get("DEIDLOOP_SESSION_IDLE_MINUTES", "30")) * 60
+SESSION_SAVE_EVERY_REQUEST = True
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
@@ -158,18 +205,39 @@ STORAGES = {
 MEDIA_ROOT = DATA_DIR / "media"
 
 # Uploads: corpora can be large; bigger than this is refused with a clear message by the import service.
+# Every limit is summed over one request, whatever mix of files and zip archives it carries.
 DEIDLOOP_MAX_UPLOAD_BYTES = int(os.environ.get("DEIDLOOP_MAX_UPLOAD_BYTES", str(200 * 1024 * 1024)))
+# A request body larger than this is refused (413) by config.asgi before it is read: the files plus the
+# multipart framing and the form's other fields.
+DEIDLOOP_MAX_REQUEST_BYTES = int(
+    os.environ.get("DEIDLOOP_MAX_REQUEST_BYTES", str(DEIDLOOP_MAX_UPLOAD_BYTES + 1024 * 1024))
+)
+# What the uploaded archives may unpack to, how many entries (members and files) and how much larger than
+# packed (per member and overall, once past 1 MiB): zip bombs are refused before anything is unpacked.
+DEIDLOOP_MAX_UNPACKED_BYTES = int(os.environ.get("DEIDLOOP_MAX_UNPACKED_BYTES", str(1024 * 1024 * 1024)))
+DEIDLOOP_MAX_UPLOAD_ENTRIES = int(os.environ.get("DEIDLOOP_MAX_UPLOAD_ENTRIES", "20000"))
+DEIDLOOP_MAX_COMPRESSION_RATIO = float(os.environ.get("DEIDLOOP_MAX_COMPRESSION_RATIO", "100"))
+# Uploads unpacking to more than this are imported by a worker (with progress), not in the web request.
+DEIDLOOP_SYNC_IMPORT_BYTES = int(os.environ.get("DEIDLOOP_SYNC_IMPORT_BYTES", str(4 * 1024 * 1024)))
+# De-identification: the API refuses (400) a text larger than this; the page hands text or files larger than
+# the second (or several files) to a worker, with progress and a download.
+DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES = int(os.environ.get("DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES", str(1024 * 1024)))
+DEIDLOOP_SYNC_DEIDENTIFY_BYTES = int(os.environ.get("DEIDLOOP_SYNC_DEIDENTIFY_BYTES", str(200 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# The API takes a token (POST /api/auth/token/) or the browser's session. HTTP Basic authentication sends the
+# password with every request and escapes the login lockout's answer, so it is off unless
+# DEIDLOOP_API_BASIC_AUTH turns it on. A user who must change their password is refused (403) by each of them.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "config.authentication.SessionAuthentication",
+        "config.authentication.TokenAuthentication",
+        *(["config.authentication.BasicAuthentication"] if _env_bool("DEIDLOOP_API_BASIC_AUTH", False) else []),
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotator.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     # "format" is a field of our import and export endpoints, not a renderer switch.
     "URL_FORMAT_OVERRIDE": None,
@@ -179,11 +247,52 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, documents, annotations, import and export of de-identification corpora.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its documentation pages are for signed-in users only.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI and ReDoc are served from the drf-spectacular-sidecar package, not from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a "status"; each choice set gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "DocumentStatusEnum": "annotator.models.Document.Status",
+        "ImportJobStatusEnum": "annotator.models.ImportJob.Status",
+    },
 }
+
+# Content-Security-Policy, in every environment (the browser tests run under it): scripts only from our own
+# static files, never inline (page data travels in json_script elements); no plugins, no framing. Inline
+# styles are allowed: plotly writes its chart and mode-bar rules into <style> elements it creates per chart (no
+# fixed hash covers them), and the workbench shades each suggestion with a style attribute. plotly also
+# renders images to blob: URLs.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+if PRODUCTION:
+    # Behind the TLS-terminating reverse proxy (deploy/Caddyfile), which says the scheme in X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DEIDLOOP_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("DEIDLOOP_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("DEIDLOOP_HSTS_PRELOAD", True)
 
 LOGGING = {
     "version": 1,

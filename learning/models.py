@@ -186,6 +186,12 @@ class Clustering(models.Model):
     feature_names = models.JSONField(default=list, blank=True)
     cluster_means = models.JSONField(default=list, blank=True)
     labels = models.JSONField(default=dict, blank=True, help_text="{document id: cluster}")
+    model_scores = models.JSONField(
+        default=dict, blank=True,
+        help_text="the current model on each cluster's evaluation documents, computed when the clustering "
+                  "finished or the model was published: {model_version, clusters: {label: {documents, p, r, f1, "
+                  "support}}, error}",
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,7 +1,9 @@
+import math
+
+from django.urls import reverse
 from rest_framework import serializers
 
-from annotator.models import Annotation, Document, Project
-from annotator.services.exports import EXPORT_FORMATS
+from annotator.models import Annotation, Document, ImportJob, Project
 from annotator.services.imports import FORMATS
 
 
@@ -56,6 +58,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
         ]
 
 
+class AnnotationFilterSerializer(serializers.Serializer):
+    document = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+
 class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     evaluation = serializers.BooleanField(default=False)
@@ -75,15 +81,31 @@ class ImportReportSerializer(serializers.Serializer):
     labels_seen = serializers.ListField(child=serializers.CharField())
 
 
-class ExportRequestSerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=EXPORT_FORMATS)
-    include_evaluation = serializers.BooleanField(default=True)
-
-
 class AnnotationWriteSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
     spans = serializers.ListField(child=serializers.DictField(), allow_empty=True, max_length=100000)
     active_seconds = serializers.FloatField(min_value=0, default=0)
+
+    def validate_spans(self, spans: list[dict]) -> list[dict]:
+        """What JSON allows and a span may not hold: offsets that are not whole numbers (1.5 would be cut to
+        1), and a confidence of NaN or infinity (which the database's JSON refuses). Labels, bounds and
+        overlaps are the annotation service's to check."""
+        for index, span in enumerate(spans):
+            for name in ("start", "end"):
+                value = span.get(name)
+                if isinstance(value, float) or isinstance(value, bool):
+                    raise serializers.ValidationError(f"span {index}: {name} must be a whole number, not {value!r}")
+            confidence = span.get("confidence")
+            if confidence is None:
+                continue
+            try:
+                finite = not isinstance(confidence, bool) and math.isfinite(float(confidence))
+            except (TypeError, ValueError):
+                finite = False
+            if not finite:
+                raise serializers.ValidationError(
+                    f"span {index}: confidence must be a finite number, not {str(confidence)[:40]!r}")
+        return spans
 
 
 class CorrectionsSerializer(serializers.Serializer):
@@ -91,3 +113,19 @@ class CorrectionsSerializer(serializers.Serializer):
     fp_fixes = serializers.IntegerField()
     relabels = serializers.IntegerField()
     boundary_changes = serializers.IntegerField()
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    status_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id", "status", "format", "evaluation", "unannotated", "filenames", "total_bytes", "done_files",
+            "total_files", "report", "error", "created_at", "finished_at", "status_url",
+        ]
+
+    def get_status_url(self, job: ImportJob) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("project-import-job", kwargs={"project_id": job.project_id, "job_id": job.pk})
+        )

@@ -1,25 +1,24 @@
 """The REST API: thin views over the same services and selectors as the HTML pages."""
 from __future__ import annotations
 
-from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.api import serializers
-from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
-from annotator.models import Annotation
+from annotator.models import Annotation, AuditEvent, Document
+from annotator.permissions import (
+    Can, annotations_for, documents_for, project_for, projects_for, visible_project,
+)
 from annotator.schemas import UnknownSchemaError
-from annotator.selectors import documents_for, projects_for, workbench_payload
+from annotator.selectors import workbench_payload
+from annotator.services.audit import record_event
 from annotator.services.annotations import AnnotationError, StaleAnnotation, save_draft, submit
-from annotator.services.exports import export_archive
 from annotator.services.projects import ProjectError, create_project
 from annotator.services.queue import NotAssigned, next_record
-from annotator.services.uploads import import_uploaded_files
 
 
 class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -29,7 +28,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return projects_for(user=self.request.user)
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
-    def create(self, request):
+    def create(self, request, *args, **kwargs):  # kwargs: "format" from the router's .json suffix route
         if not request.user.is_superuser:
             raise PermissionDenied("only administrators create projects")
         payload = serializers.ProjectCreateSerializer(data=request.data)
@@ -42,66 +41,46 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
 
 class DocumentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """The project's records the user may read (an annotator: those handed to them); the list without text."""
+
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a project
+            return Document.objects.none()
         project = visible_project(self.request.user, self.kwargs["project_id"])
-        queryset = documents_for(user=self.request.user, project=project)
+        queryset = documents_for(user=self.request.user, project=project).order_by("id")
         if self.action == "list":
             queryset = queryset.defer("text", "meta")
         return queryset
+
+    def retrieve(self, request, *args, **kwargs):
+        document = self.get_object()
+        record_event(user=request.user, action=AuditEvent.Action.VIEW, project=document.project, obj=document,
+                     request=request, detail={"via": "api"})
+        return Response(self.get_serializer(document).data)
 
     def get_serializer_class(self):
         return serializers.DocumentListSerializer if self.action == "list" else serializers.DocumentSerializer
 
 
 class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """The project's annotations the user may read: every one for leads and admins, their own for annotators."""
+
     serializer_class = serializers.AnnotationSerializer
 
+    @extend_schema(parameters=[OpenApiParameter("document", int, description="only this document's annotations")])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a project
+            return Annotation.objects.none()
         project = visible_project(self.request.user, self.kwargs["project_id"])
-        queryset = Annotation.objects.filter(document__project=project).select_related("annotator")
-        document = self.request.query_params.get("document")
-        if document:
-            queryset = queryset.filter(document_id=document)
+        queryset = annotations_for(user=self.request.user, project=project).select_related("annotator")
+        filters = serializers.AnnotationFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        if filters.validated_data.get("document") is not None:
+            queryset = queryset.filter(document_id=filters.validated_data["document"])
         return queryset.order_by("id")
-
-
-class ImportView(APIView):
-    parser_classes = [MultiPartParser, FormParser]
-
-    @extend_schema(request=serializers.ImportRequestSerializer, responses={201: serializers.ImportReportSerializer})
-    def post(self, request, project_id: int):
-        project = managed_project(request.user, project_id)
-        payload = serializers.ImportRequestSerializer(
-            data={**request.data.dict(), "files": request.FILES.getlist("files")}
-        )
-        payload.is_valid(raise_exception=True)
-        try:
-            report = import_uploaded_files(
-                project=project, files=payload.validated_data["files"], fmt=payload.validated_data["format"],
-                evaluation=payload.validated_data["evaluation"], user=request.user,
-                annotated=False if payload.validated_data["unannotated"] else None,
-            )
-        except USER_INPUT_ERRORS as error:
-            raise ValidationError({"detail": str(error)}) from None
-        return Response(report.as_dict(), status=status.HTTP_201_CREATED)
-
-
-class ExportView(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["jsonl", "brat", "conll", "i2b2xml"], required=True)],
-        responses={(200, "application/octet-stream"): bytes},
-    )
-    def get(self, request, project_id: int):
-        project = managed_project(request.user, project_id)
-        payload = serializers.ExportRequestSerializer(data=request.query_params)
-        payload.is_valid(raise_exception=True)
-        content, filename = export_archive(
-            project=project, fmt=payload.validated_data["format"], user=request.user,
-            include_evaluation=payload.validated_data["include_evaluation"],
-        )
-        response = HttpResponse(content, content_type="application/octet-stream")
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
 
 
 class NextRecordView(APIView):
@@ -109,10 +88,12 @@ class NextRecordView(APIView):
 
     @extend_schema(request=None, responses={200: dict, 204: None})
     def post(self, request, project_id: int):
-        project = visible_project(request.user, project_id)
+        project = project_for(request.user, project_id, Can.ANNOTATE)
         handout = next_record(project=project, user=request.user)
         if handout is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project,
+                     obj=handout.annotation.document, request=request, detail={"via": "next"})
         return Response(workbench_payload(annotation=handout.annotation))
 
 
@@ -133,7 +114,10 @@ def _own_annotation(request, annotation_id: int) -> Annotation:
 class WorkbenchAnnotationView(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request, annotation_id: int):
-        return Response(workbench_payload(annotation=_own_annotation(request, annotation_id)))
+        annotation = _own_annotation(request, annotation_id)
+        record_event(user=request.user, action=AuditEvent.Action.VIEW, project=annotation.document.project,
+                     obj=annotation.document, request=request, detail={"via": "workbench"})
+        return Response(workbench_payload(annotation=annotation))
 
 
 class StaleConflict(APIException):

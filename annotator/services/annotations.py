@@ -25,7 +25,7 @@ from annotator.corrections import Corrections, count_corrections
 from corpus.formats import validate_spans
 from annotator.models import Annotation, Assignment, AuditEvent, Document
 from annotator.services.audit import record_event
-from annotator.selectors import can_manage
+from annotator.permissions import can_manage
 from annotator.services.queue import NotAssigned, extend_assignment, hold_assignment
 from corpus.span_json import SpanJSONError, read_span, read_stored
 from corpus.types import Document as CorpusDocument

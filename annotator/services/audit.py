@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from annotator.middleware import current_request
 from annotator.models import AuditEvent, Project
 
 
@@ -27,9 +28,11 @@ def record_event(
     *, user, action: str, project: Project | None = None, obj=None, detail: dict | None = None, request=None,
     username: str = "",
 ) -> AuditEvent:
-    """Write one event. ``request`` gives the client's address; ``username`` names who tried when there is no
-    user (a failed login)."""
+    """Write one event. ``request`` gives the client's address (without it, the request being served, if any);
+    ``username`` names who tried when there is no user (a failed login)."""
     known = user if getattr(user, "is_authenticated", False) else None
+    if request is None:
+        request = current_request()
     return AuditEvent.objects.create(
         user=known,
         username=known.get_username() if known is not None else username[:150],
@@ -40,3 +43,10 @@ def record_event(
         object_id=str(getattr(obj, "pk", "") or "") if obj is not None else "",
         detail=detail or {},
     )
+
+
+def acting_user():
+    """The signed-in user of the request being served, or None (no request, or an anonymous one)."""
+    request = current_request()
+    user = getattr(request, "user", None)
+    return user if getattr(user, "is_authenticated", False) else None

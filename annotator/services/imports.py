@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.formats import read_corpus, validate_spans
+from corpus.formats import brat, conll, i2b2xml, jsonl, read_corpus, txt, validate_spans
 from corpus.formats.errors import SpanProblem
 from annotator.models import Annotation, AuditEvent, Document, Project
 from annotator.services.audit import record_event
@@ -17,6 +20,12 @@ from corpus.span_json import write_span
 from corpus.types import Document as CorpusDocument
 
 FORMATS = ("txt", "jsonl", "brat", "conll", "i2b2xml")
+SUFFIXES = {"txt": txt.SUFFIXES, "jsonl": jsonl.SUFFIXES, "brat": brat.SUFFIXES, "conll": conll.SUFFIXES,
+            "i2b2xml": i2b2xml.SUFFIXES}
+#: A folder read with progress is read in about this many parts.
+_PROGRESS_STEPS = 50
+#: ``progress(done, total)``: files read so far, of how many.
+Progress = Callable[[int, int], None]
 # Formats whose files say "these are all the spans": a document with none is annotated as PHI-free.
 ANNOTATED_FORMATS = frozenset({"brat", "conll", "i2b2xml", "jsonl"})
 _PROBLEMS_SHOWN = 20
@@ -123,21 +132,89 @@ def import_documents(
     return report
 
 
-def read_path(*, path: Path, fmt: str, annotated: bool | None = None) -> tuple[list[CorpusDocument], bool]:
+def read_path(
+    *, path: Path, fmt: str, annotated: bool | None = None, progress: Progress | None = None,
+) -> tuple[list[CorpusDocument], bool]:
     """The documents in a file or folder, and whether they are gold (``annotated=None`` infers it).
 
     Inferred: brat, CoNLL and i2b2 XML carry gold spans; plain text does not; a JSONL file is gold when any
     of its records has spans (a file of bare texts is a pool to annotate). ``annotated=False`` declares the
     files texts to annotate: a brat ``.txt`` may then lack its ``.ann``, and spans in the files are not
     imported. Without it a brat ``.txt`` missing its ``.ann`` is a FormatError, never PHI-free gold.
+
+    ``progress(done, total)`` is called as the files are read (see :func:`_read_in_parts`).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     options = {"text_only": True} if fmt == "brat" and annotated is False else {}
-    documents = read_corpus(Path(path), fmt, **options)
+    if progress is None:
+        documents = read_corpus(Path(path), fmt, **options)
+    else:
+        documents = _read_in_parts(Path(path), fmt, options, progress)
     if annotated is None:
         annotated = fmt in ANNOTATED_FORMATS and (fmt != "jsonl" or any(d.spans for d in documents))
     return documents, annotated
+
+
+def _units(folder: Path, fmt: str, options: dict) -> list[list[Path]] | None:
+    """The folder's files that are read together (a brat ``NAME.txt`` with its ``NAME.ann``, else one file),
+    or None when the folder is better read whole: a link, a brat text without its ``.ann`` (or the reverse),
+    nothing to read — the whole read then reports it with the words it always uses."""
+    suffixes = SUFFIXES[fmt]
+    entries = [entry for entry in folder.iterdir() if not entry.name.startswith(".")]
+    if any(entry.is_symlink() for entry in entries):
+        return None
+    files = sorted(entry for entry in entries if entry.suffix.lower() in suffixes and entry.is_file())
+    if not files:
+        return None
+    if fmt != "brat":
+        return [[entry] for entry in files]
+    by_stem: dict[str, list[Path]] = {}
+    for entry in files:
+        by_stem.setdefault(entry.stem, []).append(entry)
+    for unit in by_stem.values():
+        kinds = {entry.suffix.lower() for entry in unit}
+        if ".txt" not in kinds or (".ann" not in kinds and not options.get("text_only")):
+            return None
+    return [by_stem[stem] for stem in sorted(by_stem)]
+
+
+def _read_in_parts(path: Path, fmt: str, options: dict, progress: Progress) -> list[CorpusDocument]:
+    """``read_corpus`` of ``path``, reading a folder a part at a time to report progress.
+
+    Each part is a folder of hard links named like ``path`` (so messages name the files as a whole read
+    does), holding whole units (a brat text with its ``.ann``); names must still be unique across parts.
+    """
+    if not path.is_dir():
+        progress(0, 1)
+        documents = read_corpus(path, fmt, **options)
+        progress(1, 1)
+        return documents
+    units = _units(path, fmt, options) if fmt != "jsonl" else None  # JSON Lines names are unique across files
+    if units is None:
+        total = sum(1 for entry in path.iterdir() if entry.suffix.lower() in SUFFIXES[fmt])
+        progress(0, total)
+        documents = read_corpus(path, fmt, **options)
+        progress(total, total)
+        return documents
+    total = sum(len(unit) for unit in units)
+    step = max(1, len(units) // _PROGRESS_STEPS)
+    documents: list[CorpusDocument] = []
+    done = 0
+    progress(done, total)
+    with tempfile.TemporaryDirectory(prefix="parts-", dir=path.parent) as workdir:
+        for index in range(0, len(units), step):
+            part = Path(workdir) / str(index) / path.name
+            part.mkdir(parents=True)
+            batch = units[index:index + step]
+            for unit in batch:
+                for entry in unit:
+                    os.link(entry, part / entry.name)
+            documents.extend(read_corpus(part, fmt, **options))
+            shutil.rmtree(part.parent)
+            done += sum(len(unit) for unit in batch)
+            progress(done, total)
+    return documents
 
 
 def import_path(

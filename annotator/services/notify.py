@@ -37,6 +37,26 @@ def leads_group(project_id: int) -> str:
     return f"project_{int(project_id)}_leads"
 
 
+def member_group(project_id: int, user_id: int) -> str:
+    """One member's sockets on the project (closed when their membership ends or their role changes)."""
+    return f"project_{int(project_id)}_member_{int(user_id)}"
+
+
+def close_member_sockets(*, project_id: int, user_id: int, removed: bool = True) -> bool:
+    """Close the member's open sockets on the project; they reconnect (and are checked) again, or not at all.
+    False when the channel layer could not be reached (the socket then refuses them on its next message)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return False
+    try:
+        _outside_event_loop(async_to_sync(layer.group_send), member_group(project_id, user_id),
+                            {"type": "membership.changed", "removed": removed})
+    except (OSError, redis.RedisError) as error:
+        logger.warning("sockets of user %s on project %s were not closed: %s", user_id, project_id, error)
+        return False
+    return True
+
+
 def notify_project(*, project_id: int, kind: str, text: str, data: dict | None = None) -> bool:
     """Show ``text`` to everyone who has the project open; ``kind`` says what happened (``model_ready``,
     ``ranking_ready``) and ``data`` adds fields to the message the browser receives.

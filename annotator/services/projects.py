@@ -61,13 +61,24 @@ LOOP_SETTINGS = (
 )
 
 
+#: De-identification settings a lead may change (the deid app's settings page); they apply to the next export
+#: or de-identification.
+DEID_SETTINGS = ("conceal_policy", "surrogate_scope", "age_bucket", "review_confidence")
+
+
+def update_deid_settings(*, project: Project, user, changes: dict) -> dict:
+    """Apply ``changes`` (only :data:`DEID_SETTINGS`), audited like :func:`update_settings`."""
+    return update_settings(project=project, user=user, changes=changes, allowed=DEID_SETTINGS)
+
+
 @transaction.atomic
-def update_settings(*, project: Project, user, changes: dict) -> dict:
-    """Apply ``changes`` (only :data:`LOOP_SETTINGS`) and record who changed what; returns {field: [old, new]}."""
+def update_settings(*, project: Project, user, changes: dict, allowed: tuple[str, ...] = LOOP_SETTINGS) -> dict:
+    """Apply ``changes`` (only ``allowed``: :data:`LOOP_SETTINGS` by default) and record who changed what;
+    returns {field: [old, new]}."""
     from annotator.models import AuditEvent
     from annotator.services.audit import record_event
 
-    unknown = sorted(set(changes) - set(LOOP_SETTINGS))
+    unknown = sorted(set(changes) - set(allowed))
     if unknown:
         raise ProjectError(f"these settings cannot be changed here: {', '.join(unknown)}")
     locked = Project.objects.select_for_update().get(pk=project.pk)

@@ -116,6 +116,11 @@ def _eligible(*, project: Project, user):
     return documents.annotate(taken=Coalesce(Subquery(holders), 0)).filter(taken__lt=project.annotators_per_document)
 
 
+def records_waiting(*, project: Project, user) -> bool:
+    """Whether a record could be handed to this annotator now (a read: nothing is claimed)."""
+    return _eligible(project=project, user=user).exists()
+
+
 # Every hand-out runs this, so it is written out: composed through the ORM (an anti-join, an EXISTS, a
 # sub-select and a row lock), building the statement took several times longer than PostgreSQL takes to run
 # it. It walks the current ranking in rank order (index on ranking, rank), skips what this annotator has had

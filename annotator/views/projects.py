@@ -1,25 +1,23 @@
 """HTML pages: thin views over the services and selectors (the REST API calls the same ones)."""
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator.access import USER_INPUT_ERRORS, managed_project, visible_project
-from annotator.forms import ExportForm, ImportForm
 from annotator.models import Annotation, AuditEvent, Document
-from annotator.selectors import (
-    can_manage, document_segments, documents_for, project_overview, projects_for, role_in, workbench_payload,
+from annotator.permissions import (
+    Can, allows, annotations_for, documents_for, project_for, projects_for, role_in,
+    visible_project,
 )
+from annotator.selectors import document_segments, open_annotation, project_overview, workbench_payload
 from annotator.services.audit import record_event
-from annotator.services.exports import export_archive
 from annotator.services.notify import active_annotators
-from annotator.services.queue import next_record
-from annotator.services.uploads import import_uploaded_files
+from annotator.services.queue import next_record, records_waiting
 from annotator.signals import project_page_notes
 
 
+@require_GET
 def project_list(request):
     projects = projects_for(user=request.user).order_by("name")
     rows = [{"project": project, "role": role_in(user=request.user, project=project),
@@ -27,6 +25,7 @@ def project_list(request):
     return render(request, "annotator/project_list.html", {"rows": rows})
 
 
+@require_GET
 def project_detail(request, project_id: int):
     project = visible_project(request.user, project_id)
     documents = documents_for(user=request.user, project=project).defer("text", "meta").order_by("id")
@@ -35,28 +34,35 @@ def project_detail(request, project_id: int):
         documents = documents.filter(role=role_filter)
     page = Paginator(documents, 50).get_page(request.GET.get("page"))
     template = "annotator/_document_table.html" if request.htmx else "annotator/project_detail.html"
-    manages = can_manage(user=request.user, project=project)
+    manages = allows(user=request.user, project=project, action=Can.MANAGE)
+    sees_people = allows(user=request.user, project=project, action=Can.SEE_PEOPLE)
     context = {
         "project": project, "page": page, "role_filter": role_filter,
         "overview": project_overview(project=project),
         "role": role_in(user=request.user, project=project),
         "can_manage": manages,
-        "members": project.memberships.select_related("user").order_by("role", "user__username"),
+        "can_see_people": sees_people,
+        "members": (project.memberships.select_related("user").order_by("role", "user__username")
+                    if sees_people else []),
         # Who is annotating what, for leads; the page keeps it current over the project's websocket.
-        "presence": active_annotators(project_id=project.pk) if manages and not request.htmx else [],
+        "presence": active_annotators(project_id=project.pk) if sees_people and not request.htmx else [],
         "notes": [] if request.htmx else project_page_notes(project=project),
     }
     return render(request, template, context)
 
 
+@require_GET
 def document_detail(request, project_id: int, document_id: int):
+    """A record and its latest submitted annotation that the user may read (for an annotator, their own)."""
     project = visible_project(request.user, project_id)
     document = get_object_or_404(documents_for(user=request.user, project=project), pk=document_id)
     annotation = (
-        Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED)
+        annotations_for(user=request.user, project=project)
+        .filter(document=document, state=Annotation.State.SUBMITTED)
         .order_by("-submitted_at", "-id").first()
     )
-    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=document)
+    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=document,
+                 request=request)
     spans = annotation.spans if annotation else []
     return render(request, "annotator/document_detail.html", {
         "project": project, "document": document, "annotation": annotation,
@@ -64,58 +70,33 @@ def document_detail(request, project_id: int, document_id: int):
     })
 
 
-def import_upload(request, project_id: int):
-    project = managed_project(request.user, project_id)
-    form = ImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            report = import_uploaded_files(
-                project=project, files=form.cleaned_data["files"], fmt=form.cleaned_data["format"],
-                evaluation=form.cleaned_data["evaluation"], user=request.user,
-                annotated=False if form.cleaned_data["unannotated"] else None,
-            )
-        except USER_INPUT_ERRORS as error:
-            form.add_error(None, str(error))
-        else:
-            messages.success(
-                request,
-                f"Imported {report.created} documents ({report.annotated} annotated, {report.spans} spans); "
-                f"{report.duplicates} were already in the project.",
-            )
-            return redirect("annotator:project-detail", project_id=project.pk)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "annotator/import.html", {"project": project, "form": form}, status=status)
-
-
-def export_download(request, project_id: int):
-    project = managed_project(request.user, project_id)
-    form = ExportForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        content, filename = export_archive(
-            project=project, fmt=form.cleaned_data["format"], user=request.user,
-            include_evaluation=form.cleaned_data["include_evaluation"],
-        )
-        response = HttpResponse(content, content_type="application/octet-stream")
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
-    return render(request, "annotator/export.html", {"project": project, "form": form})
-
-
+@require_http_methods(["GET", "POST"])
 def annotate_next(request, project_id: int):
-    project = visible_project(request.user, project_id)
+    """GET: the user's open record, or a button asking for the next one; POST: hand out the next record.
+    Only a POST claims a record (a link preview or a prefetch must not)."""
+    project = project_for(request.user, project_id, Can.ANNOTATE)
+    if request.method == "GET":
+        annotation = open_annotation(project=project, user=request.user)
+        if annotation is not None:
+            return redirect("annotator:annotate", project_id=project.pk, document_id=annotation.document_id)
+        if not records_waiting(project=project, user=request.user):
+            return render(request, "annotator/pool_empty.html", {"project": project})
+        return render(request, "annotator/annotate_start.html", {"project": project})
     handout = next_record(project=project, user=request.user)
     if handout is None:
         return render(request, "annotator/pool_empty.html", {"project": project})
     return redirect("annotator:annotate", project_id=project.pk, document_id=handout.assignment.document_id)
 
 
+@require_GET
 def annotate(request, project_id: int, document_id: int):
-    project = visible_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.ANNOTATE)
     annotation = get_object_or_404(
         Annotation.objects.select_related("document__project"),
         document__project=project, document_id=document_id, annotator=request.user,
     )
-    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=annotation.document)
+    record_event(user=request.user, action=AuditEvent.Action.VIEW, project=project, obj=annotation.document,
+                 request=request)
     return render(request, "annotator/workbench.html", {
         "project": project, "document": annotation.document, "annotation": annotation,
         "payload": workbench_payload(annotation=annotation),

@@ -9,6 +9,9 @@ Pinned by ``tests/unit/compat/test_django_asgi.py``. ``ThreadPoolASGIHandler`` s
 - ``ASGIHandler.handle`` reading the body, building the request and awaiting
   ``self.get_response_async(request)`` for the response, so that overriding that one coroutine decides
   where the middleware chain and the view run;
+- ``ASGIHandler.handle`` returning without sending anything when ``receive`` gives ``http.disconnect`` while
+  it reads the body (``read_body`` raises ``RequestAborted``), so that ``config.asgi.RequestBodyLimit`` can
+  answer 413 itself part-way through a chunked body (pinned in ``tests/integration/test_uploads.py``);
 - ``django.core.handlers.asgi.get_script_prefix(scope)``: ``FORCE_SCRIPT_NAME`` or the scope's
   ``root_path``, the prefix ``handle`` sets in the event loop's thread and the pool thread must set again.
 """

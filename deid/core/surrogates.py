@@ -20,7 +20,12 @@ Decisions:
   (dates still move per document or patient, below).
 - **A surrogate never equals its original** (after normalisation), nor holds it or is held by it
   ("A Coruña" / "La Coruña"): such a draw is drawn again. Two different originals may share a surrogate;
-  that adds ambiguity and leaks nothing.
+  that adds ambiguity and leaks nothing. With ``scope="document"``, a drawn name word, place or
+  profession also never holds a word of the document's PHI (the values :meth:`DocumentSurrogates.prepare`
+  saw): "García" in "María José García" must not become "María", which would put a real name of the note
+  back into it (a reader takes it for the original). The set is the whole document's, so a value still
+  maps to one surrogate throughout the document; the project scope keeps its one surrogate per value
+  across documents instead.
 - **Names part by part.** A person's name is cut into words; each word maps on its own (key: the word),
   so "Iker Miguel Bayona Jaume" and, later, "Sr. Bayona" share the surrogate of "Bayona". Particles
   ("de", "del", "la", "van"…) and titles ("Dr.", "Sra."…) are kept; an initial becomes another initial.
@@ -480,12 +485,19 @@ class DocumentSurrogates:
         self._scope_key = f"document\x1f{document_key}" if settings.scope == "document" else "project"
         self._locale = _locale(self.language)
         self._first_name_guesses: dict[str, str] = {}
+        self._document_words: set[str] = set()  # the folded words of the document's PHI (document scope)
 
     # -- public
 
     def prepare(self, values: Iterable[tuple[str, str]]) -> None:
-        """Learn from the document's PHI ``(value, kind)`` which unknown name words are first names."""
+        """Learn from the document's PHI ``(value, kind)`` which unknown name words are first names, and
+        (document scope) the words a drawn surrogate must not hold."""
         for value, kind in values:
+            if self.settings.scope == "document":
+                self._document_words.update(
+                    folded for folded in (_fold(w.rstrip(".")) for w in _NAME_WORD.findall(value))
+                    if len(folded) >= 3 and folded not in _PARTICLES and folded not in _TITLES
+                )
             if kind not in _PERSON_KINDS:
                 continue
             words = [w.rstrip(".") for w in _NAME_WORD.findall(value)]
@@ -518,14 +530,25 @@ class DocumentSurrogates:
     def _seed(self, kind: str, value: str, attempt: int) -> int:
         return self._rng(kind, value, attempt).getrandbits(63)
 
-    def _differing(self, value: str, make: Callable[[int], str], attempts: int = 24) -> str:
-        """The first ``make(attempt)`` unlike ``value`` (:func:`_unlike`; the last one if none is)."""
+    def _differing(self, value: str, make: Callable[[int], str], attempts: int = 24, *,
+                   new_words: bool = False) -> str:
+        """The first ``make(attempt)`` unlike ``value`` (:func:`_unlike`) and, with ``new_words``, holding
+        no word of the document's PHI (:meth:`_holds_document_word`); else the first one unlike ``value``,
+        else the last one."""
         result = value
+        unlike = None
         for attempt in range(attempts):
             result = make(attempt)
             if _unlike(result, value):
-                return result
-        return result
+                if not (new_words and self._holds_document_word(result)):
+                    return result
+                unlike = unlike if unlike is not None else result
+        return unlike if unlike is not None else result
+
+    def _holds_document_word(self, text: str) -> bool:
+        """Whether ``text`` holds a word of the document's PHI (see :meth:`prepare`)."""
+        return bool(self._document_words) and any(
+            _fold(w.rstrip(".")) in self._document_words for w in _NAME_WORD.findall(text))
 
     # -- names
 
@@ -550,7 +573,8 @@ class DocumentSurrogates:
         """The surrogate of one word of a name (the same wherever the word is a proper name)."""
         folded = _fold(word)
         pool = self._locale.pools[self._name_class(folded, kind)]
-        return _with_case(self._differing(word, lambda attempt: self._rng("name", word, attempt).choice(pool)), word)
+        return _with_case(self._differing(word, lambda attempt: self._rng("name", word, attempt).choice(pool),
+                                          new_words=True), word)
 
     def _initial(self, letter: str) -> str:
         choices = [c for c in _INITIALS if c != letter.upper()]
@@ -799,12 +823,13 @@ class DocumentSurrogates:
     # -- places and organisations
 
     def _draw_like(self, method: str, value: str, kind: str) -> str:
-        """A Faker draw of ``method`` unlike ``value``, with as many words as ``value`` if a few draws find one."""
+        """A Faker draw of ``method`` unlike ``value`` and holding no word of the document's PHI, with as many
+        words as ``value`` if a few draws find one."""
         words = len(value.split())
         best = None
         for attempt in range(12):
             candidate = self._locale.draw(method, self._seed(kind, value, attempt))
-            if not _unlike(candidate, value):
+            if not _unlike(candidate, value) or self._holds_document_word(candidate):
                 continue
             if best is None:
                 best = candidate
@@ -843,8 +868,8 @@ class DocumentSurrogates:
             out = self._draw_like("job", stripped, "profession")
         else:
             pool = _PROFESSIONS[self.language]
-            out = _with_case(self._differing(stripped, lambda a: self._rng("profession", stripped, a).choice(pool)),
-                             stripped)
+            out = _with_case(self._differing(stripped, lambda a: self._rng("profession", stripped, a).choice(pool),
+                                             new_words=True), stripped)
         if stripped.islower():
             out = out.lower()
         return Surrogate(value.replace(stripped, out), kind)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from annotator.access import managed_project
+from annotator.permissions import managed_project
 from deid.forms.planner import PlannerForm
 from deid.selectors.planner import MIN_CURVE_POINTS, PlannerError, planner_inputs, release_plan
 

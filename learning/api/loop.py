@@ -6,7 +6,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.access import managed_project, visible_project
+from annotator.permissions import Can, managed_project, project_for
 from learning.models import ModelVersion, RetrainJob
 from learning.selectors.loop import job_progress, loop_state
 from learning.tasks import request_lead_retrain
@@ -27,7 +27,7 @@ class LoopStateView(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request, project_id: int):
-        project = visible_project(request.user, project_id)
+        project = project_for(request.user, project_id, Can.SEE_MODEL)
         state = loop_state(project=project)
         costs = state["costs"]
         return Response({
@@ -58,7 +58,7 @@ class RetrainView(APIView):
 class RetrainJobView(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request, project_id: int, job_id: int):
-        project = visible_project(request.user, project_id)
+        project = project_for(request.user, project_id, Can.SEE_MODEL)
         job = RetrainJob.objects.filter(project=project, pk=job_id).first()
         if job is None:
             return Response({"detail": "no such retrain"}, status=status.HTTP_404_NOT_FOUND)

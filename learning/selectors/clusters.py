@@ -1,16 +1,18 @@
 """What the stylometric clusters page shows: the project's clusters with their sizes, shares of the whole
-and of the annotated set, mean features and the current model's scores per cluster."""
+and of the annotated set, mean features and the current model's scores per cluster.
+
+The scores are read as stored by ``learning.services.clustering.store_cluster_scores`` (when the clustering
+finished or the model was published); showing the page never loads a model."""
 from __future__ import annotations
 
 import logging
-import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from annotator.models import Document, Project
 from annotator.selectors import gold_documents
-from learning.core.metrics import evaluate
+from corpus.types import Document as CorpusDocument
 from learning.models import Clustering, ModelVersion
 
 log = logging.getLogger(__name__)
@@ -148,7 +150,7 @@ def cluster_overview(project: Project) -> ClusterOverview:
         annotated[label] += role == Document.Role.POOL and status in _ANNOTATED
     documents, annotated_total = sum(sizes), sum(annotated)
 
-    by_cluster, evaluation_counts, model, model_note = _scores_by_cluster(project, labels, clustering.k)
+    by_cluster, evaluation_counts, model, model_note = _scores_by_cluster(project, clustering, labels)
     kept = list(clustering.kept_features)
     positions = [clustering.feature_names.index(name) for name in kept]
     rows = [
@@ -172,17 +174,21 @@ def cluster_overview(project: Project) -> ClusterOverview:
     )
 
 
-def _scores_by_cluster(
-    project: Project, labels: dict[int, int], k: int
-) -> tuple[dict[int, ClusterScores], list[int], ModelVersion | None, str]:
-    """Per cluster: the current model's scores and the number of evaluation documents with gold."""
+def clustered_evaluation_gold(project: Project, labels: dict[int, int]) -> list[tuple[int, CorpusDocument]]:
+    """The project's evaluation documents with gold that the clustering covers, each with its cluster."""
     gold = gold_documents(project=project, role=Document.Role.EVALUATION)
     # Texts are unique within a project (one copy of a text per project), names need not be.
     id_of_text = dict(Document.objects.filter(project=project, role=Document.Role.EVALUATION)
                       .values_list("text", "id"))
-    clustered = [(labels[id_of_text[d.text]], d) for d in gold if id_of_text.get(d.text) in labels]
-    counts = [0] * k
-    for label, _ in clustered:
+    return [(labels[id_of_text[d.text]], d) for d in gold if id_of_text.get(d.text) in labels]
+
+
+def _scores_by_cluster(
+    project: Project, clustering: Clustering, labels: dict[int, int]
+) -> tuple[dict[int, ClusterScores], list[int], ModelVersion | None, str]:
+    """Per cluster: the current model's stored scores and the number of evaluation documents with gold."""
+    counts = [0] * clustering.k
+    for label, _ in clustered_evaluation_gold(project, labels):
         counts[label] += 1
 
     model = ModelVersion.objects.filter(project=project, is_current=True).first()
@@ -190,21 +196,15 @@ def _scores_by_cluster(
         return {}, counts, None, "There is no model yet: per-cluster scores appear after the first retrain."
     if not model.artifact or not Path(model.artifact).exists():
         return {}, counts, model, "The current model's file is no longer kept; scores appear after the next retrain."
-    if not clustered:
-        return {}, counts, model, ""
-    try:
-        tagger = pickle.loads(Path(model.artifact).read_bytes())
-        predicted = tagger.predict([d for _, d in clustered])
-    except Exception as error:  # noqa: BLE001 - an unreadable model only loses the scores
-        log.warning("could not run model %s for the cluster scores: %s", model.pk, error)
-        return {}, counts, model, f"The current model could not be run ({type(error).__name__}: {error})."
-    scores = {}
-    for label in range(k):
-        members = [i for i, (c, _) in enumerate(clustered) if c == label]
-        if not members:
-            continue
-        result = evaluate([clustered[i][1] for i in members], [predicted[i] for i in members])
-        entity = result["entity"]
-        scores[label] = ClusterScores(documents=len(members), p=entity["p"], r=entity["r"], f1=entity["f1"],
-                                      support=result["counts"]["gold"])
+    stored = clustering.model_scores or {}
+    if stored.get("model_version") != model.pk:
+        return {}, counts, model, ("Per-cluster scores will appear after the next model is published "
+                                    "or the clusters are recomputed.")
+    if stored.get("error"):
+        return {}, counts, model, f"The current model could not be run ({stored['error']})."
+    scores = {
+        int(label): ClusterScores(documents=int(row["documents"]), p=row["p"], r=row["r"], f1=row["f1"],
+                                  support=int(row["support"]))
+        for label, row in (stored.get("clusters") or {}).items()
+    }
     return scores, counts, model, ""

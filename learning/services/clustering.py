@@ -5,6 +5,10 @@ imported later have no cluster until the next one and form a group of their own 
 (``learning.services.retrain`` orders a ranking's batches across clusters with ``learning.core.ordering``).
 The newest finished clustering is the project's; a newer one replaces the older rows. The page reads them
 through ``learning.selectors.clusters``.
+
+The current model's scores per cluster are computed here, where a model may be loaded (verified first, see
+``learning.services.retrain.load_model``): when a clustering finishes and when a new model is published. They
+are stored on the clustering, so that the page only reads them.
 """
 from __future__ import annotations
 
@@ -19,8 +23,11 @@ from django.utils import timezone
 
 from annotator.models import Document, Project
 from learning.core import stylometry
-from learning.models import Clustering
+from learning.core.artifacts import ArtifactRejected
+from learning.core.metrics import evaluate
+from learning.models import Clustering, ModelVersion
 from learning.selectors import clusters as cluster_selectors
+from learning.services.retrain import load_model
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +89,55 @@ def run_clustering(clustering_id: int) -> Clustering | None:
             project=project, created_at__lt=clustering.created_at,
             status__in=[Clustering.Status.DONE, Clustering.Status.FAILED],
         ).delete()
+    try:
+        store_cluster_scores(project=project)
+    except Exception:  # noqa: BLE001 - the clusters stand; the page says the scores are missing
+        log.exception("could not score the clusters of project %s", project.pk)
     clustering.refresh_from_db()
     return clustering
+
+
+def store_cluster_scores(*, project: Project) -> dict | None:
+    """Score the current model on each cluster's evaluation documents (exact-match entities) and store the
+    result on the project's clustering as ``{"model_version", "clusters": {label: {documents, p, r, f1,
+    support}}, "error"}``; None when there is no clustering or no current model with a file.
+
+    A model file that fails verification is not loaded: the error is stored instead of scores."""
+    clustering = cluster_selectors.current_clustering(project)
+    model = ModelVersion.objects.filter(project=project, is_current=True).first()
+    if clustering is None or model is None or not model.artifact:
+        return None
+    labels = {int(key): int(value) for key, value in clustering.labels.items()}
+    clustered = cluster_selectors.clustered_evaluation_gold(project, labels)
+    stored: dict = {"model_version": model.pk, "clusters": {}, "error": ""}
+    if clustered:
+        try:
+            tagger = load_model(model.artifact, project_id=project.pk)
+            predicted = tagger.predict([document for _, document in clustered])
+        except ArtifactRejected as error:
+            log.error("model %s of project %s was refused and not loaded: %s", model.pk, project.pk, error)
+            stored["error"] = str(error)
+        except Exception as error:  # noqa: BLE001 - an unreadable model only loses the scores
+            log.warning("could not run model %s for the cluster scores: %s", model.pk, error)
+            stored["error"] = f"{type(error).__name__}: {error}"
+        else:
+            for label in range(clustering.k):
+                members = [i for i, (c, _) in enumerate(clustered) if c == label]
+                if not members:
+                    continue
+                result = evaluate([clustered[i][1] for i in members], [predicted[i] for i in members])
+                entity = result["entity"]
+                stored["clusters"][str(label)] = {
+                    "documents": len(members), "p": _score(entity["p"]), "r": _score(entity["r"]),
+                    "f1": _score(entity["f1"]), "support": int(result["counts"]["gold"]),
+                }
+    Clustering.objects.filter(pk=clustering.pk).update(model_scores=stored)
+    return stored
+
+
+def _score(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def compute_clustering(project: Project) -> Clustering:

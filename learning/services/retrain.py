@@ -9,12 +9,18 @@ interrupted retrain leaves the current model and ranking in place.
 
 ``train_and_rank`` runs all stages in this process (the command line and the first start use it);
 ``learning.tasks`` runs them on Celery workers, the pool scored in shards.
+
+Saved models are pickles, signed with a key of their project (:func:`artifact_key`) and verified before they
+are unpickled (``learning.core.artifacts``): a file changed on disk is refused, never run. A retrain whose
+previous model is refused compares without it and records why; a job whose own model is refused fails, and
+the current model and ranking stay in place.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
-import pickle
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,6 +39,7 @@ from annotator.services.ranking import activate_ranking, add_scores, stage_ranki
 from corpus.span_json import write_span
 from corpus.text import tokenize
 from corpus.types import Document as CorpusDocument
+from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
 from learning.core.pre_annotation import pre_annotations
@@ -84,8 +91,9 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     tagger, silver, train_seconds = model.tagger, model.silver, model.train_seconds
     self_training = _self_training_summary(model, unlabelled)
     metrics = dict(model.metrics)
+    warnings: list[str] = []
     if evaluation:
-        comparison = _compare_with_current(project, evaluation, model.eval_tokens, model.predicted)
+        comparison = _compare_with_current(project, evaluation, model.eval_tokens, model.predicted, warnings)
         if comparison:
             metrics["mcnemar_vs_previous"] = comparison
     recall_bias: dict[str, Any] = {}
@@ -114,7 +122,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
             "strategy": {"name": strategy.name, "kind": strategy.kind, "params": dict(strategy.params),
                          **strategy_note},
             "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
-            "tagger": {"kind": kind, "params": params}, "seed": seed,
+            "tagger": {"kind": kind, "params": params}, "seed": seed, "warnings": warnings,
         }
         locked.artifact = str(artifact)
         locked.ranking_id = ranking.pk
@@ -132,13 +140,20 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     return shards
 
 
-def _compare_with_current(project: Project, evaluation, eval_tokens, predicted) -> dict | None:
-    """McNemar's test between the new model and the current one on the evaluation documents."""
+def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, warnings: list[str]) -> dict | None:
+    """McNemar's test between the new model and the current one on the evaluation documents.
+
+    A current model whose file fails verification is not loaded: the retrain goes on without the comparison
+    and says why in ``warnings`` (kept on the job's result)."""
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
     if current is None or not current.artifact or not Path(current.artifact).exists():
         return None
     try:
-        previous = _load(current.artifact).predict(evaluation)
+        previous = load_model(current.artifact, project_id=project.pk).predict(evaluation)
+    except artifacts.ArtifactRejected as error:
+        log.error("model %s of project %s was refused and not loaded: %s", current.pk, project.pk, error)
+        warnings.append(f"The previous model (#{current.pk}) was not compared with: {error}")
+        return None
     except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
         log.warning("could not compare with model %s: %s", current.pk, error)
         return None
@@ -190,28 +205,35 @@ def _silver_rows(silver: Sequence[CorpusDocument]) -> list[list[Any]]:
     return rows
 
 
+def artifact_key(project_id: int) -> bytes:
+    """The key that signs a project's saved models: derived from the deployment's SECRET_KEY, one per project,
+    so a model file of one project is refused as another's."""
+    return hmac.new(settings.SECRET_KEY.encode(), f"model-artifact:{project_id}".encode(), hashlib.sha256).digest()
+
+
 def _save(job: RetrainJob, tagger: Any) -> Path:
-    """Write the trained tagger where every worker can read it (atomically: a reader never sees half)."""
+    """Write the trained tagger, signed, where every worker can read it (mode 0600; atomically: a reader never
+    sees half)."""
     # One file per attempt: an attempt that was taken over must not overwrite its successor's model.
     path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}-{job.attempt}.pickle"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.partial")
-    partial.write_bytes(pickle.dumps(tagger, protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(partial, path)
-    return path
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return artifacts.write(path, tagger, key=artifact_key(job.project_id))
 
 
-_TAGGERS: OrderedDict[str, Any] = OrderedDict()
+_TAGGERS: OrderedDict[tuple[str, int], Any] = OrderedDict()
 
 
-def _load(path: str) -> Any:
-    """A saved tagger, kept in memory for the next shard of the same job (two at most per process)."""
-    if path not in _TAGGERS:
-        _TAGGERS[path] = pickle.loads(Path(path).read_bytes())
+def load_model(path: str, *, project_id: int) -> Any:
+    """A saved tagger of ``project_id``, unpickled only once its signature checks out (raises
+    ``learning.core.artifacts.ArtifactRejected`` otherwise); kept in memory for the next shard of the same job
+    (two at most per process)."""
+    cached = (path, project_id)
+    if cached not in _TAGGERS:
+        _TAGGERS[cached] = artifacts.read(path, key=artifact_key(project_id))
         while len(_TAGGERS) > 2:
             _TAGGERS.popitem(last=False)
-    _TAGGERS.move_to_end(path)
-    return _TAGGERS[path]
+    _TAGGERS.move_to_end(cached)
+    return _TAGGERS[cached]
 
 
 # Scoring ----------------------------------------------------------------------------------------------------
@@ -222,7 +244,7 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
     Documents taken by an annotator since the job started are skipped. Returns how many were stored.
     """
     result = job.result
-    tagger = _load(job.artifact)
+    tagger = load_model(job.artifact, project_id=job.project_id)
     labels = list(result["labels"])
     strategy = Strategy(result["strategy"]["name"], result["strategy"]["kind"], result["strategy"]["params"])
     bias = result.get("recall_bias") or {}
@@ -287,6 +309,7 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         job.owner = ""
         job.save(update_fields=["status", "model_version", "finished_at", "owner"])
     _prune_artifacts(job.project_id)
+    _score_clusters(job.project_id)
     f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(
         project_id=job.project_id, kind="ranking_ready",
@@ -295,6 +318,17 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         data={"job": job.pk, "stage": "done", "model_version": version.pk},
     )
     return version
+
+
+def _score_clusters(project_id: int) -> None:
+    """The new model's scores on the project's stylometric clusters, stored for the clusters page (which
+    never loads a model itself). A failure only leaves the page without scores."""
+    from learning.services.clustering import store_cluster_scores  # clustering imports this module
+
+    try:
+        store_cluster_scores(project=Project.objects.get(pk=project_id))
+    except Exception:  # noqa: BLE001 - the model is published; the clusters page says the scores are missing
+        log.exception("could not score the clusters of project %s with its new model", project_id)
 
 
 #: Saved models kept per project (the current one and the ones before it, for comparisons).

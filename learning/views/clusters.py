@@ -7,9 +7,8 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils.timesince import timesince
 
-from annotator.access import managed_project, visible_project
+from annotator.permissions import Can, allows, managed_project, project_for
 from annotator.models import Document
-from annotator.selectors import can_manage
 from learning.selectors import clusters as selectors
 from learning.services import clustering as service
 from learning.tasks import enqueue_clustering
@@ -21,11 +20,11 @@ def clusters(request, project_id: int):
         project = managed_project(request.user, project_id)
         _recompute(request, project)
         return redirect("learning:clusters", project_id=project.pk)
-    project = visible_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.SEE_MODEL)
     return render(request, "learning/clusters.html", {
         "project": project,
         "overview": selectors.cluster_overview(project),
-        "can_manage": can_manage(user=request.user, project=project),
+        "can_manage": allows(user=request.user, project=project, action=Can.MANAGE),
         "n_documents": Document.objects.filter(project=project).count(),
         "sync_limit": selectors.SYNC_LIMIT,
         "in_request": selectors.runs_in_request(project),

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotator.access import managed_project
+from annotator.permissions import Can, managed_project, project_for
 from learning.selectors.dashboard import dashboard_state, model_version_state, project_simulation, simulation_summary
 from learning.forms.dashboard import SimulationForm
 from learning.services.simulations import SimulationError, request_simulation
@@ -27,13 +27,13 @@ def _render_dashboard(request, project, form: SimulationForm, *, simulation_id: 
 
 @require_GET
 def dashboard(request, project_id: int):
-    project = managed_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.SEE_MODEL)
     return _render_dashboard(request, project, SimulationForm(), simulation_id=_simulation_id(request))
 
 
 @require_GET
 def model_version(request, project_id: int, version_id: int):
-    project = managed_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.SEE_MODEL)
     return render(request, "learning/model_version.html",
                   {"project": project, **model_version_state(project=project, version_id=version_id)})
 
@@ -58,7 +58,7 @@ def start_simulation(request, project_id: int):
 @require_GET
 def simulation(request, project_id: int, run_id: int):
     """A simulation's progress or results: the fragment the dashboard polls, or the dashboard showing it."""
-    project = managed_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.SEE_MODEL)
     run = project_simulation(project=project, run_id=run_id)
     if not request.htmx:
         url = reverse("learning:dashboard", args=[project.pk])

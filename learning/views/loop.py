@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator.access import managed_project
+from annotator.permissions import managed_project
 from annotator.selectors import settings_history
 from annotator.services.projects import update_settings
 from learning.forms.loop import LoopSettingsForm
@@ -14,6 +14,7 @@ from learning.selectors.loop import loop_state
 from learning.tasks import request_lead_retrain
 
 
+@require_http_methods(["GET", "POST"])
 def loop(request, project_id: int):
     project = managed_project(request.user, project_id)
     form = LoopSettingsForm.for_project(project, data=request.POST if request.method == "POST" else None)
@@ -24,12 +25,12 @@ def loop(request, project_id: int):
         else:
             messages.info(request, "Nothing changed.")
         return redirect("learning:loop", project_id=project.pk)
-    if request.htmx:
+    if request.htmx and request.method == "GET":
         return render(request, "learning/_loop_state.html", {"project": project, **loop_state(project=project)})
     return render(request, "learning/loop.html", {
         "project": project, "form": form, "history": settings_history(project=project),
         **loop_state(project=project),
-    })
+    }, status=400 if request.method == "POST" else 200)
 
 
 @require_POST

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from annotator.access import managed_project
+from annotator.permissions import Can, project_for
 from learning.forms.people import HourlyRateForm
 from learning.selectors.people import DEFAULT_HOURLY_RATE, people_summary
 
 
 def people(request, project_id: int):
-    project = managed_project(request.user, project_id)
+    project = project_for(request.user, project_id, Can.SEE_PEOPLE)
     form = HourlyRateForm(request.GET if "rate" in request.GET else {"rate": f"{DEFAULT_HOURLY_RATE:g}"})
     # A rate that does not parse is shown as an error next to the field; the figures use the default meanwhile.
     rate = form.cleaned_data["rate"] if form.is_valid() else DEFAULT_HOURLY_RATE

@@ -5,6 +5,7 @@ Playwright never downloads a browser here: it launches /usr/bin/chromium (``apt-
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,9 +55,11 @@ def browser():
 def new_page(browser):
     """``new_page(context=None)``: a page in a fresh browser context (or in ``context``), closed afterwards.
 
-    Every page records uncaught script errors in ``page.script_errors``.
+    Every page records uncaught script errors in ``page.script_errors``, and what the Content-Security-Policy
+    refused in ``page.csp_violations``; a test fails if anything was refused.
     """
     contexts = []
+    pages = []
 
     def make(context=None):
         if context is None:
@@ -64,12 +67,29 @@ def new_page(browser):
             contexts.append(context)
         page = context.new_page()
         page.script_errors = []
+        page.csp_violations = []
         page.on("pageerror", lambda error: page.script_errors.append(str(error)))
+        page.on("console", lambda message: page.csp_violations.append(message.text)
+                if message.type == "error" and "Content Security Policy" in message.text else None)
+        pages.append(page)
         return page
 
     yield make
     for context in contexts:
         context.close()
+    violations = [violation for page in pages for violation in page.csp_violations]
+    assert not violations, f"the Content-Security-Policy refused: {violations}"
+
+
+def wait_for_true(page, expression: str, *, timeout: float = 30_000) -> None:
+    """Poll ``expression`` in the page until it is true. Playwright's ``wait_for_function`` builds its predicate
+    with ``new Function``, which the site's Content-Security-Policy (no 'unsafe-eval') refuses; ``evaluate``
+    goes through the DevTools protocol, which the policy does not govern."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{expression} was still false after {timeout / 1000:g} s")
+        page.wait_for_timeout(50)
 
 
 def screenshot(page, name: str) -> None:
@@ -84,6 +104,13 @@ def log_in(page, base_url: str, username: str, path: str) -> None:
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.click("form button[type=submit]")
+    page.wait_for_load_state()
+
+
+def ask_for_next_record(page) -> None:
+    """On the project's "annotate" page (which claims nothing when opened), ask for the next record."""
+    page.wait_for_selector("#annotate-start button[type=submit]")
+    page.click("#annotate-start button[type=submit]")
     page.wait_for_load_state()
 
 

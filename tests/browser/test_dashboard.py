@@ -11,7 +11,7 @@ from django.db import connections, transaction
 
 from learning.core.simulation import DOCS_TO_TARGETS
 from learning.models import ModelVersion, RetrainJob, SimulationRun
-from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot
+from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot, wait_for_true
 from tests.integration.celery_worker import Worker
 from tests.seeding import seed_dashboard_project
 
@@ -58,7 +58,7 @@ def choose(page, control: str, value: str) -> None:
     """Pick an option of a chart control and wait for the chart to be drawn again."""
     before = renders(page)
     page.select_option(f"#curve-{control}", value)
-    page.wait_for_function(f"Number(document.getElementById('curve-chart').dataset.renders) > {before}")
+    wait_for_true(page, f"Number(document.getElementById('curve-chart').dataset.renders) > {before}")
 
 
 def chart_title(page) -> str:
@@ -73,7 +73,7 @@ def full_page_screenshot(page, name: str) -> None:
 def open_dashboard(page, base_url: str, username: str, project_id: int) -> None:
     log_in(page, base_url, username, f"/projects/{project_id}/dashboard/")
     page.wait_for_selector("#curve-chart .main-svg")
-    page.wait_for_function("Number(document.getElementById('curve-chart').dataset.renders) >= 1")
+    wait_for_true(page, "Number(document.getElementById('curve-chart').dataset.renders) >= 1")
 
 
 def test_dashboard_of_a_seeded_project_shows_the_stored_figures(live_server, new_page):
@@ -181,7 +181,7 @@ def test_dashboard_of_a_seeded_project_shows_the_stored_figures(live_server, new
     box = bars.nth(0).bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_function(f"Number(document.getElementById('curve-chart').dataset.renders) > {before}")
+    wait_for_true(page, f"Number(document.getElementById('curve-chart').dataset.renders) > {before}")
     first_type = [label for label in project.labels if label in current.metrics["per_type"]][0]
     assert page.input_value("#curve-type") == first_type
 
@@ -255,7 +255,7 @@ def test_a_simulation_started_in_the_browser_is_followed_and_overlaid(live_serve
         page.locator("#simulation").scroll_into_view_if_needed()
         screenshot(page, "dashboard-08-simulation-queued")
         page.wait_for_selector('#simulation-run[data-status="done"]', timeout=120_000)
-        page.wait_for_function(f"document.getElementById('curve-chart').dataset.overlay === '{run.pk}:5'")
+        wait_for_true(page, f"document.getElementById('curve-chart').dataset.overlay === '{run.pk}:5'")
         assert page.evaluate("window.__sameDocument") is True
         progress = page.evaluate("window.__progress")
         assert progress[-1] == 100 and progress == sorted(progress)

@@ -20,7 +20,10 @@ from django.conf import global_settings
 
 from annotator.models import Annotation, Document
 from annotator.services.annotations import save_draft
-from tests.browser.conftest import CHROMIUM, SCREENSHOTS, Record, log_in, make_user, offsets, screenshot, seed_project
+from tests.browser.conftest import (
+    CHROMIUM, SCREENSHOTS, Record, ask_for_next_record, log_in, make_user, offsets, screenshot, seed_project,
+    wait_for_true,
+)
 from tests.integration.celery_worker import database_url
 
 pytestmark = [
@@ -72,7 +75,7 @@ def state(page) -> dict:
 
 
 def wait_saved(page, timeout: float = 30_000) -> None:
-    page.wait_for_function(
+    wait_for_true(page, 
         "document.getElementById('wb-save').textContent === 'Saved' && !window.deidloopWorkbench.state().dirty",
         timeout=timeout,
     )
@@ -94,6 +97,7 @@ def stored(annotation_id: int) -> tuple[int, str, list[dict]]:
 def start_editing(page, base_url: str, project) -> Annotation:
     """Open the first record, accept the first suggestion and wait for that draft (version 2) to be saved."""
     log_in(page, base_url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(page)
     open_workbench(page)
     press(page, "Tab", "Enter")
     wait_saved(page)
@@ -235,7 +239,7 @@ def test_a_kept_draft_survives_a_reload_and_submit_and_next_wait_for_the_server(
 
     # Submitting while away fails the same way: nothing submitted, the draft still kept.
     press(page, "Control+Enter")
-    page.wait_for_function("document.getElementById('wb-message').textContent.startsWith('Not submitted')")
+    wait_for_true(page, "document.getElementById('wb-message').textContent.startsWith('Not submitted')")
     assert page.locator("#wb-message").inner_text() == (
         "Not submitted: the server could not be reached. Your draft is kept; submit again when it is back.")
     assert ("POST", "submit", 503) in answered

@@ -11,7 +11,7 @@ from django.db import connections, transaction
 from annotator.selectors import cost_records
 from deid.core.release_planner import AttackerParameters
 from learning.selectors.measured_costs import cost_fits
-from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot
+from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot, wait_for_true
 from tests.integration.test_people_and_planner import expected_plan
 from tests.seeding import seed_dashboard_project
 
@@ -59,7 +59,7 @@ def shown_best_alphas(page) -> dict[str, int | None]:
 
 def wait_for_charts(page, count: int) -> None:
     try:
-        page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}",
+        wait_for_true(page, f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}",
                                timeout=15_000)
     except Exception:
         screenshot(page, "failed-charts")

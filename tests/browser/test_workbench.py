@@ -8,7 +8,10 @@ import random
 import pytest
 
 from annotator.models import Annotation, Document
-from tests.browser.conftest import CHROMIUM, SCREENSHOTS, Record, log_in, make_user, offsets, screenshot, seed_project
+from tests.browser.conftest import (
+    CHROMIUM, SCREENSHOTS, Record, ask_for_next_record, log_in, make_user, offsets, screenshot, seed_project,
+    wait_for_true,
+)
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
@@ -75,7 +78,7 @@ def workbench_state(page) -> dict:
 
 
 def wait_saved(page) -> None:
-    page.wait_for_function(
+    wait_for_true(page, 
         "document.getElementById('wb-save').textContent === 'Saved' && !window.deidloopWorkbench.state().dirty"
     )
 
@@ -113,6 +116,7 @@ def test_keyboard_only_correction_is_stored_with_its_correction_counts(live_serv
 
     weight = page_weight(page)
     log_in(page, live_server.url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(page)
     document = Document.objects.get(external_id="note-1")
     page.wait_for_url(f"**/projects/{project.pk}/annotate/{document.pk}/")
     open_workbench(page)
@@ -180,7 +184,7 @@ def test_two_annotators_at_once_get_different_records(live_server, new_page):
         log_in(page, live_server.url, user.username, f"/projects/{project.pk}/")
     # Both ask for their next record at the same moment.
     for page in pages:
-        page.evaluate(f"window.location.href = '/projects/{project.pk}/annotate/'")
+        page.evaluate(f"document.querySelector(\"form[action='/projects/{project.pk}/annotate/'] button\").click()")
     handed_out = []
     for page in pages:
         page.wait_for_url(f"**/projects/{project.pk}/annotate/*/")
@@ -200,6 +204,7 @@ def test_a_stale_submit_is_refused_and_the_first_submission_kept(live_server, ne
     project = seed_project(name="Notes", labels=LABELS, records=[first_record(), second_record()], annotators=[ana])
     tab_a = new_page()
     log_in(tab_a, live_server.url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(tab_a)
     document = Document.objects.get(external_id="note-1")
     record_url = f"{live_server.url}/projects/{project.pk}/annotate/{document.pk}/"
     tab_a.wait_for_url(record_url)
@@ -284,10 +289,11 @@ def test_a_long_record_renders_fast_and_edits_work(live_server, new_page, record
 
     page = new_page()
     log_in(page, live_server.url, "ana", f"/projects/{project.pk}/")
-    weight = page_weight(page)
     page.goto(f"{live_server.url}/projects/{project.pk}/annotate/")
+    weight = page_weight(page)  # from the request for the next record: the workbench page and what it loads
+    ask_for_next_record(page)
     open_workbench(page)
-    page.wait_for_function("window.deidloopWorkbench.paintedAt !== null")
+    wait_for_true(page, "window.deidloopWorkbench.paintedAt !== null")
     timings = page.evaluate("""() => {
         const nav = performance.getEntriesByType('navigation')[0];
         const wb = window.deidloopWorkbench;
@@ -343,6 +349,7 @@ def test_other_shortcuts_mentions_resize_character_mode_filter_and_help(live_ser
     project = seed_project(name="Notes", labels=labels, records=[record], annotators=[ana])
     page = new_page()
     log_in(page, live_server.url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(page)
     open_workbench(page)
 
     # The shortcut list opens and closes with ?.
@@ -435,8 +442,9 @@ def test_notices_palette_clicks_and_the_end_of_the_pool(live_server, new_page):
     # The live server speaks HTTP only, so the project's websocket is stood in for by a fake one.
     page.add_init_script(FAKE_WEBSOCKET)
     log_in(page, live_server.url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(page)
     open_workbench(page)
-    page.wait_for_function("window.__sent.length > 0")
+    wait_for_true(page, "window.__sent.length > 0")
     assert page.evaluate("window.__socket.url") == f"{live_server.url.replace('http', 'ws')}/ws/projects/{project.pk}/"
     assert page.evaluate("window.__sent") == [{"type": "presence", "document_id": document.pk}]
 

@@ -15,6 +15,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 
@@ -90,19 +91,32 @@ def wait_until(condition, *, seconds: float, what: str, log: Path | None = None,
 
 
 def log_in(base: str, data: Path, username: str) -> requests.Session:
-    """A session logged in with the password ``bootstrap`` wrote to the data folder."""
+    """A session logged in with the password ``bootstrap`` wrote to the data folder; at the first login, the
+    site asks for a new password first, and gets one (the credentials file keeps the first)."""
     credentials = (data / "credentials.txt").read_text()
     password = re.search(rf"^\s*{username}\s+(\S+)$", credentials, re.M).group(1)
     session = requests.Session()
     page = session.get(f"{base}/login/", timeout=30)
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     home = session.post(
         f"{base}/login/",
-        data={"username": username, "password": password, "csrfmiddlewaretoken": token, "next": "/"},
+        data={"username": username, "password": password, "csrfmiddlewaretoken": _csrf_token(page), "next": "/"},
         headers={"Referer": f"{base}/login/"}, timeout=30,
     )
     assert home.status_code == 200, home.text[:2000]
+    if urlsplit(home.url).path == "/password_change/":
+        new_password = f"{password}-changed"
+        home = session.post(
+            f"{base}/password_change/",
+            data={"old_password": password, "new_password1": new_password, "new_password2": new_password,
+                  "csrfmiddlewaretoken": _csrf_token(home)},
+            headers={"Referer": f"{base}/password_change/"}, timeout=30,
+        )
+        assert home.status_code == 200 and urlsplit(home.url).path == "/", home.text[:2000]
     return session
+
+
+def _csrf_token(page: requests.Response) -> str:
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
 
 
 def stop(process: subprocess.Popen, log: Path, *, seconds: float = 120) -> str:

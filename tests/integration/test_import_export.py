@@ -210,7 +210,7 @@ def test_api_rejects_bad_uploads_with_a_clear_message(users, projects, api_as, s
 
 
 def test_upload_page_shows_the_error_and_imports_nothing(client, users, projects):
-    client.login(username="lea", password="pw-lea")
+    client.force_login(users["lead"])
     a = projects["A"]
     bad = io.BytesIO(b'{"text": "uno"}\n{"text": 5}\n')
     bad.name = "pool.jsonl"
@@ -305,7 +305,7 @@ def test_api_refuses_a_brat_txt_without_its_ann_then_imports_it_as_text_only(use
 
 
 def test_upload_page_refuses_a_brat_txt_without_its_ann_unless_text_only(client, users, projects):
-    client.login(username="lea", password="pw-lea")
+    client.force_login(users["lead"])
     a = projects["A"]
     page = client.get(f"/projects/{a.pk}/import/").content.decode()
     assert 'name="unannotated"' in page and "Text only (no annotations)" in page

@@ -4,7 +4,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_schema_describes_the_api(client, users):
-    client.login(username="root", password="pw-root")
+    client.force_login(users["admin"])
     response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     paths = response.json()["paths"]
@@ -14,7 +14,7 @@ def test_schema_describes_the_api(client, users):
 
 
 def test_browsable_docs_are_served_without_a_cdn(client, users):
-    client.login(username="root", password="pw-root")
+    client.force_login(users["admin"])
     page = client.get("/api/docs/").content.decode()
     assert "swagger-ui" in page
     assert "cdn." not in page and "jsdelivr" not in page

@@ -122,13 +122,40 @@ def test_app_services_wait_for_healthy_database_and_redis(services, name):
     assert "healthcheck" in services["db"] and "healthcheck" in services["redis"]
 
 
-def test_web_migrates_then_serves_daphne_on_port_8000(services):
+def test_web_migrates_then_serves_daphne_on_port_8000_behind_the_proxy(services):
     web = services["web"]
     command = _command(web)
     assert "manage.py migrate" in command
-    assert "daphne -b 0.0.0.0 -p 8000 config.asgi:application" in command
+    assert "daphne --proxy-headers -b 0.0.0.0 -p 8000 config.asgi:application" in command
     assert command.index("manage.py migrate") < command.index("daphne")
-    assert "8000:8000" in [str(port) for port in web["ports"]]
+    assert [str(port) for port in web["expose"]] == ["8000"]
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_app_services_run_the_production_settings(services, name):
+    environment = _environment(services[name])
+    assert environment["DEIDLOOP_ENV"] == "production"
+    assert environment["CSRF_TRUSTED_ORIGINS"].startswith("${CSRF_TRUSTED_ORIGINS:-https://")
+
+
+def test_only_the_reverse_proxy_publishes_ports(services):
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"proxy"}
+    assert sorted(str(port) for port in services["proxy"]["ports"]) == ["443:443", "80:80"]
+
+
+def test_the_proxy_terminates_tls_and_limits_bodies_to_the_upload_limit(services):
+    proxy = services["proxy"]
+    assert proxy["image"].split(":")[0] == "caddy"
+    mounted = {str(volume).split(":")[1]: str(volume).split(":")[0] for volume in proxy["volumes"]}
+    caddyfile_path = ROOT / mounted["/etc/caddy/Caddyfile"]
+    caddyfile = caddyfile_path.read_text()
+    assert re.search(r"^\s*tls \S+", caddyfile, re.M)
+    assert re.search(r"^\s*reverse_proxy web:8000\s*$", caddyfile, re.M)
+    size = re.search(r"^\s*max_size (\d+)MiB\s*$", caddyfile, re.M)
+    assert size, "no request body limit in the Caddyfile"
+    upload_limit = 200 * 1024 * 1024  # DEIDLOOP_MAX_UPLOAD_BYTES' default in config/settings.py
+    assert upload_limit <= int(size.group(1)) * 1024 * 1024 <= upload_limit + 2 * 1024 * 1024
 
 
 def test_worker_can_be_scaled(services):

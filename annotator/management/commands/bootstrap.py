@@ -1,12 +1,18 @@
-"""First-run set-up of ``./deidloop up``: an admin account, demo accounts and a demo project."""
+"""First-run set-up of ``./deidloop up``: an admin account, demo accounts and a demo project.
+
+The accounts' generated passwords are printed once, when they are made, and written to a file that is created
+readable by its owner only; each account must choose its own password at its first login. Later runs name
+the file and print no password."""
+import os
 import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotator.models import Membership, Project
+from annotator.services.accounts import require_password_change
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
 from corpus.synthetic import generate_notes
@@ -16,7 +22,7 @@ ACCOUNTS = (("admin", None), ("lead", Membership.Role.LEAD), ("annotator", Membe
 
 
 class Command(BaseCommand):
-    help = "Create the admin account and the demo project on first run; print how to log in."
+    help = "Create the admin account and the demo project on first run; print how to log in (once)."
 
     def add_arguments(self, parser):
         parser.add_argument("--no-demo", action="store_true")
@@ -26,29 +32,37 @@ class Command(BaseCommand):
         created = self._accounts(credentials)
         if not no_demo:
             self._demo_project()
-        verb = "created" if created else "created on first run"
-        self.stdout.write(
-            f"deidloop: accounts {verb} (admin, lead, annotator); their passwords are in {credentials}\n"
-            + credentials.read_text()
-        )
+        if created is None:
+            self.stdout.write(
+                "deidloop: accounts created on first run (admin, lead, annotator); their first passwords are in "
+                f"{credentials} (each account is asked for a password of its own at its first login)"
+            )
+        else:
+            self.stdout.write(
+                f"deidloop: accounts created (admin, lead, annotator); their passwords, shown only this once, are "
+                f"also in {credentials} (readable by you only). Each must choose a new password at first login.\n"
+                + created
+            )
 
     @transaction.atomic
-    def _accounts(self, credentials) -> bool:
+    def _accounts(self, credentials) -> str | None:
+        """Create the accounts and write their passwords to ``credentials``; return the lines written, or None
+        when the accounts exist already."""
         User = get_user_model()
         if User.objects.filter(username="admin").exists():
-            return False
+            return None
         lines = []
         for username, _role in ACCOUNTS:
             password = secrets.token_urlsafe(12)
             if username == "admin":
-                User.objects.create_superuser(username=username, password=password, email="")
+                user = User.objects.create_superuser(username=username, password=password, email="")
             else:
-                User.objects.create_user(username=username, password=password)
+                user = User.objects.create_user(username=username, password=password)
+            require_password_change(user=user)
             lines.append(f"  {username:<10} {password}")
-        credentials.parent.mkdir(parents=True, exist_ok=True)
-        credentials.write_text("\n".join(lines) + "\n")
-        credentials.chmod(0o600)
-        return True
+        text = "\n".join(lines) + "\n"
+        _write_private(credentials, text)
+        return text
 
     @transaction.atomic
     def _demo_project(self) -> None:
@@ -67,3 +81,22 @@ class Command(BaseCommand):
         import_documents(project=project, documents=notes[:20], annotated=True, source="demo gold")
         import_documents(project=project, documents=notes[20:40], annotated=True, evaluation=True, source="demo evaluation")
         import_documents(project=project, documents=notes[40:], annotated=False, source="demo pool")
+
+
+def _write_private(path, text: str) -> None:
+    """Create ``path`` readable and writable by its owner only (never widened, not even for a moment) and
+    write ``text``; refuse to replace a file that is there already."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        raise CommandError(
+            f"{path} exists but the accounts it lists do not (was the database reset?): move it away and run "
+            "again, and new accounts will be created"
+        ) from None
+    try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise

@@ -493,22 +493,27 @@ class BiLSTMCRFTagger(BaseTagger):
 
             import learning.core.embeddings  # noqa: F401  (registers the embedding classes the model names)
 
+            # Flair's state holds embedding objects, which weights_only=True refuses. The blob is trusted only
+            # because it arrives inside a tagger pickle, and tagger pickles are read through
+            # learning.core.artifacts, which verifies their signature before unpickling anything.
             model_state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
             self.model_ = SequenceTagger.load(model_state)
             self.model_.eval()
 
-    def save(self, path: str | Path) -> None:
-        """Write the fitted tagger (parameters, labels and network) to one file."""
-        import pickle
+    def save(self, path: str | Path, *, key: bytes) -> None:
+        """Write the fitted tagger (parameters, labels and network) to one file, signed with ``key``
+        (mode 0600; see :mod:`learning.core.artifacts`)."""
+        from learning.core import artifacts
 
-        Path(path).write_bytes(pickle.dumps(self, protocol=4))
+        artifacts.write(path, self, key=key)
 
     @classmethod
-    def load(cls, path: str | Path) -> "BiLSTMCRFTagger":
-        """Read a tagger written by :meth:`save`."""
-        import pickle
+    def load(cls, path: str | Path, *, key: bytes) -> "BiLSTMCRFTagger":
+        """Read a tagger written by :meth:`save` with the same ``key``; a file whose signature does not match
+        raises :class:`learning.core.artifacts.ArtifactRejected` before anything is unpickled."""
+        from learning.core import artifacts
 
-        obj = pickle.loads(Path(path).read_bytes())
+        obj = artifacts.read(path, key=key)
         if not isinstance(obj, cls):
             raise TypeError(f"{path} holds a {type(obj).__name__}, not a {cls.__name__}")
         return obj

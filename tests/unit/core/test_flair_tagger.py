@@ -270,8 +270,8 @@ def test_pickle_and_save_load_round_trip(tagger, tmp_path):
     expected = tagger.predict_marginals(HELD_OUT[:2])
     restored = pickle.loads(pickle.dumps(tagger))
     path = tmp_path / "tagger.bin"
-    tagger.save(path)
-    loaded = BiLSTMCRFTagger.load(path)
+    tagger.save(path, key=b"test key")
+    loaded = BiLSTMCRFTagger.load(path, key=b"test key")
     for other in (restored, loaded):
         assert other.labels_ == tagger.labels_
         assert other.get_params() == tagger.get_params()

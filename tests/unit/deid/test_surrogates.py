@@ -214,6 +214,29 @@ def test_scope_document_unlinks_documents_and_scope_project_links_them():
     ]
 
 
+def test_a_drawn_name_never_brings_back_a_word_of_the_documents_phi():
+    # MEDDOCAN dev S0212-16112011000300031-1 under this secret: "José" draws "María", so the full name
+    # "Maria José López Otero" became "Manu María Andrade Pinilla" — the real "María" back in the note.
+    settings = Surrogates(language="es", secret=b"deidloop-bench-deid")
+    key = "S0212-16112011000300031-1"
+    name, street = "Maria José López Otero", "Ramón Puga, 52"
+    unprepared = settings.for_document(key)
+    assert unprepared.replace("José", kind="person").text == "María"  # the draw the document must refuse
+    d = settings.for_document(key)
+    d.prepare([(name, "person"), (street, "street")])
+    full = d.replace(name, kind="person").text
+    phi_words = {"maria", "jose", "lopez", "otero", "ramon", "puga"}
+    assert full == "Manu Reyes Andrade Pinilla" and not {w.casefold() for w in full.split()} & phi_words
+    assert d.replace("José", kind="person").text == "Reyes"  # still one surrogate per word in the document
+    assert d.replace("Dra. López", kind="person").text == "Dra. Andrade"
+    assert not {w.casefold().strip(",") for w in d.replace(street, kind="street").text.split()} & phi_words
+    # the project scope keeps one surrogate per value across documents and does not look at the document
+    project = Surrogates(language="es", secret=b"deidloop-bench-deid", scope="project")
+    one, other = project.for_document("doc-1"), project.for_document("doc-2")
+    one.prepare([(name, "person")])
+    assert one.replace("José", kind="person").text == other.replace("José", kind="person").text
+
+
 # ----------------------------------------------------------------------------------- names and sex
 
 

@@ -1,0 +1,130 @@
+"""Who may do what: the role rule, written once. Every page, API view, websocket and download asks here.
+
+A project's members have one role each: annotators annotate the records handed to them; leads and admins run
+the project. Superusers are admins of every project. Outsiders (and anonymous visitors) are told nothing: a
+project they do not belong to answers 404, as if it did not exist; a member asking for something their role
+does not allow gets 403 with the reason.
+
+What an annotator sees is narrower than the project: the records handed to them and their own annotations —
+never another annotator's work (double annotation must stay independent), never the evaluation set, never
+people's cost fits, model internals, job errors, clusters, simulations or the audit log.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import Http404
+
+from annotator.models import Annotation, Assignment, Document, Membership, Project
+
+ADMIN, LEAD, ANNOTATOR = Membership.Role.ADMIN, Membership.Role.LEAD, Membership.Role.ANNOTATOR
+MANAGING_ROLES = (ADMIN, LEAD)
+
+
+class Can(Enum):
+    """What a member may do in a project; the value says it in words for 403 messages."""
+
+    SEE_PROJECT = "see the project"
+    ANNOTATE = "annotate records handed to them"
+    SEE_ALL_RECORDS = "see every record and every annotation of the project"
+    SEE_MODEL = "see the model, its jobs, clusters and simulations"
+    SEE_PEOPLE = "see annotators' figures and cost fits"
+    SEE_AUDIT = "see the audit log"
+    MANAGE = "import, export, retrain and change the project's settings"
+
+
+# The rule: which roles may do each thing. Nothing else in the code decides it.
+RULES: dict[Can, frozenset[str]] = {
+    Can.SEE_PROJECT: frozenset({ADMIN, LEAD, ANNOTATOR}),
+    Can.ANNOTATE: frozenset({ADMIN, LEAD, ANNOTATOR}),
+    Can.SEE_ALL_RECORDS: frozenset({ADMIN, LEAD}),
+    Can.SEE_MODEL: frozenset({ADMIN, LEAD}),
+    Can.SEE_PEOPLE: frozenset({ADMIN, LEAD}),
+    Can.SEE_AUDIT: frozenset({ADMIN, LEAD}),
+    Can.MANAGE: frozenset({ADMIN, LEAD}),
+}
+
+
+def projects_for(*, user) -> QuerySet[Project]:
+    """The projects the user belongs to (all of them for superusers)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()
+
+
+def role_in(*, user, project: Project | int) -> str | None:
+    """The user's role in the project (superusers are admins everywhere); None for outsiders."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return None
+    if user.is_superuser:
+        return ADMIN
+    project_id = project if isinstance(project, int) else project.pk
+    return Membership.objects.filter(project_id=project_id, user=user).values_list("role", flat=True).first()
+
+
+def role_allows(role: str | None, action: Can) -> bool:
+    return role is not None and role in RULES[action]
+
+
+def allows(*, user, project: Project | int, action: Can) -> bool:
+    return role_allows(role_in(user=user, project=project), action)
+
+
+def can_manage(*, user, project: Project | int) -> bool:
+    """Leads and admins import, export and change a project's settings."""
+    return allows(user=user, project=project, action=Can.MANAGE)
+
+
+def project_for(user, project_id, action: Can) -> Project:
+    """The project, if the user may do ``action`` in it: 404 for outsiders (and ids that are not numbers),
+    403 with the reason for members whose role does not allow it."""
+    try:
+        project = Project.objects.get(pk=int(project_id))
+    except (Project.DoesNotExist, TypeError, ValueError):
+        raise Http404("no such project") from None
+    role = role_in(user=user, project=project)
+    if role is None:
+        raise Http404("no such project")
+    if not role_allows(role, action):
+        raise PermissionDenied(f"your role ({role}) may not {action.value}")
+    return project
+
+
+def visible_project(user, project_id) -> Project:
+    """The project if the user is a member; 404 otherwise (outsiders do not learn that it exists)."""
+    return project_for(user, project_id, Can.SEE_PROJECT)
+
+
+def managed_project(user, project_id) -> Project:
+    """The project if the user leads or administers it; 404 for outsiders, 403 for other members."""
+    return project_for(user, project_id, Can.MANAGE)
+
+
+def documents_for(*, user, project: Project) -> QuerySet[Document]:
+    """The project's documents the user may read: all of them for leads and admins; for annotators the pool
+    records handed to them (or annotated by them), never the evaluation set."""
+    role = role_in(user=user, project=project)
+    if role is None:
+        return Document.objects.none()
+    documents = Document.objects.filter(project=project)
+    if role_allows(role, Can.SEE_ALL_RECORDS):
+        return documents
+    handed_to_them = Q(Exists(Assignment.objects.filter(document=OuterRef("pk"), annotator=user))) | Q(
+        Exists(Annotation.objects.filter(document=OuterRef("pk"), annotator=user))
+    )
+    return documents.filter(handed_to_them, role=Document.Role.POOL)
+
+
+def annotations_for(*, user, project: Project) -> QuerySet[Annotation]:
+    """The project's annotations the user may read: all for leads and admins, their own for annotators."""
+    role = role_in(user=user, project=project)
+    if role is None:
+        return Annotation.objects.none()
+    annotations = Annotation.objects.filter(document__project=project)
+    if role_allows(role, Can.SEE_ALL_RECORDS):
+        return annotations
+    return annotations.filter(annotator=user, document__role=Document.Role.POOL)

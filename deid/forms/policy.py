@@ -1,0 +1,58 @@
+"""The de-identification settings of a project: one strategy per PHI label, and the surrogates' settings."""
+from __future__ import annotations
+
+from django import forms
+
+from annotator.models import Project
+from deid.core.conceal import STRATEGIES
+from deid.services.policy import default_strategies, project_strategies
+
+STRATEGY_HELP = {
+    "keep": "left as written",
+    "pseudo": "a realistic surrogate (Eva → Mary)",
+    "class": "the label in brackets ([NAME])",
+    "mask": "letters → X, digits → 9",
+    "remove": "every sentence holding it is deleted",
+}
+PREFIX = "conceal__"
+
+
+class PolicyForm(forms.Form):
+    surrogate_scope = forms.ChoiceField(
+        choices=[("document", "per document"), ("project", "per project")],
+        help_text="Pseudo: one surrogate per value within each document (documents cannot be linked), or within "
+                  "the whole project.",
+    )
+    age_bucket = forms.IntegerField(
+        required=False, min_value=1, max_value=150,
+        help_text="Pseudo: ages of this many years or more become '90+' (empty: keep every age).",
+    )
+    review_confidence = forms.FloatField(
+        min_value=0, max_value=1,
+        help_text="De-identified spans the model is less sure of than this are listed in the report for review.",
+    )
+
+    def __init__(self, project: Project, *args, **kwargs):
+        self.project = project
+        initial = {"surrogate_scope": project.surrogate_scope, "age_bucket": project.age_bucket,
+                   "review_confidence": project.review_confidence}
+        strategies = project_strategies(project)
+        self.defaults = default_strategies(project)
+        for label, strategy in strategies.items():
+            initial[PREFIX + label] = strategy
+        super().__init__(*args, initial=initial, **kwargs)
+        choices = [(name, f"{name} — {STRATEGY_HELP[name]}") for name in STRATEGIES]
+        for label in strategies:
+            self.fields[PREFIX + label] = forms.ChoiceField(choices=choices, label=label)
+
+    def label_rows(self) -> list[dict]:
+        return [{"label": name.removeprefix(PREFIX), "field": self[name],
+                 "default": self.defaults[name.removeprefix(PREFIX)]}
+                for name in self.fields if name.startswith(PREFIX)]
+
+    def setting_fields(self):
+        return [self[name] for name in ("surrogate_scope", "age_bucket", "review_confidence")]
+
+    def strategies(self) -> dict[str, str]:
+        return {name.removeprefix(PREFIX): value for name, value in self.cleaned_data.items()
+                if name.startswith(PREFIX)}

@@ -1,0 +1,164 @@
+"""De-identification jobs: text or files too large for a web request, de-identified by a worker.
+
+The input is staged (checked like any upload: ``annotator.services.uploads``) under
+``DATA_DIR/deid/job-ID/input`` (folders 0700, files 0600); the worker (``deid.tasks``) streams it through
+:func:`deid.services.deidentify.deidentify_path` into ``output``, recording progress (bytes read,
+documents done), zips the output with its report into ``result.zip`` and removes the input. Running a job
+again redoes it from its input; a finished job is left alone.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Sequence
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.models import AuditEvent, Project
+from annotator.services.audit import record_event
+from annotator.services.uploads import UploadError, stage_upload
+from deid.models import DeidJob
+from deid.services.deidentify import deidentify_path, input_form
+from deid.services.policy import DeidError
+
+log = logging.getLogger(__name__)
+RESULT_NAME = "result.zip"
+
+
+def jobs_root() -> Path:
+    """``DATA_DIR/deid``, readable by the server's user only."""
+    root = Path(settings.DATA_DIR) / "deid"
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return root
+
+
+def job_folder(job: DeidJob) -> Path:
+    return jobs_root() / f"job-{job.pk}"
+
+
+def result_file(job: DeidJob) -> Path | None:
+    """The job's download, once it is done."""
+    path = job_folder(job) / RESULT_NAME
+    return path if job.status == DeidJob.Status.DONE and path.is_file() else None
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
+def create_job(
+    *, project: Project, user, policy: str, recall_bias: float | None = None,
+    files: Sequence[UploadedFile] = (), text: str = "",
+) -> DeidJob:
+    """Stage the text (as ``text.txt``) or the uploaded files and queue a job for them (the caller sends it to
+    the workers once committed: ``deid.tasks.enqueue_deidentify``)."""
+    root = jobs_root()
+    workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
+    folder: Path | None = None
+    try:
+        if files:
+            staged = stage_upload(files, into=workdir / "input")
+            total, names = staged.bytes, [upload.name or "upload" for upload in files]
+        else:
+            (workdir / "input").mkdir(mode=0o700)
+            data = text.encode("utf-8")
+            _write_private(workdir / "input" / "text.txt", data)
+            total, names = len(data), ["text.txt"]
+        input_form(_input_path(workdir / "input"))  # refuse what cannot be read before anything is queued
+        with transaction.atomic():
+            job = DeidJob.objects.create(
+                project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
+                policy=policy, recall_bias=recall_bias, filenames=names, total_bytes=total,
+            )
+            folder = job_folder(job)
+            shutil.rmtree(folder, ignore_errors=True)  # left by a database this data folder outlived
+            os.rename(workdir, folder)
+        return job
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _input_path(folder: Path) -> Path:
+    """What to read in a staged input: its single file or folder, else the folder itself."""
+    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    return entries[0] if len(entries) == 1 else folder
+
+
+def _output_name(job: DeidJob, source: Path, staged: Path) -> str:
+    """The output's name: the input's (a file, or a folder in the upload), else the upload's ("notes.zip" →
+    "notes"), else "deidentified"."""
+    if source != staged:
+        return source.name
+    return Path(job.filenames[0]).stem if len(job.filenames) == 1 else "deidentified"
+
+
+def run_job(*, job_id: int) -> DeidJob | None:
+    """De-identify a queued job's input with progress; then the report and the download, or the error."""
+    claimed = DeidJob.objects.filter(
+        pk=job_id, status__in=[DeidJob.Status.QUEUED, DeidJob.Status.RUNNING]
+    ).update(status=DeidJob.Status.RUNNING, done_bytes=0, done_documents=0)
+    job = DeidJob.objects.select_related("project", "created_by").filter(pk=job_id).first()
+    if not claimed or job is None:
+        return job
+    folder = job_folder(job)
+    output = folder / "output"
+
+    def progress(done: int, total: int, documents: int) -> None:
+        DeidJob.objects.filter(pk=job_id).update(done_bytes=done, total_bytes=total, done_documents=documents)
+
+    try:
+        if not (folder / "input").is_dir():
+            raise DeidError("the staged input is gone; send the text again")
+        shutil.rmtree(output, ignore_errors=True)
+        (folder / RESULT_NAME).unlink(missing_ok=True)
+        output.mkdir(mode=0o700)
+        source = _input_path(folder / "input")
+        target = output / _output_name(job, source, folder / "input")
+        report = deidentify_path(project=job.project, source=source, out=target, policy=job.policy,
+                                 recall_bias=job.recall_bias, user=job.created_by, progress=progress)
+        _zip(output, folder / RESULT_NAME)
+    except (DeidError, UploadError) as error:
+        _finish(job_id, status=DeidJob.Status.FAILED, error=str(error))
+    except Exception:
+        log.exception("de-identification job %s failed", job_id)
+        _finish(job_id, status=DeidJob.Status.FAILED, error="the de-identification failed on the server")
+        raise
+    else:
+        _finish(job_id, status=DeidJob.Status.DONE, report=report)
+    finally:
+        shutil.rmtree(folder / "input", ignore_errors=True)
+        shutil.rmtree(output, ignore_errors=True)
+    return DeidJob.objects.get(pk=job_id)
+
+
+def _zip(folder: Path, target: Path) -> None:
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "wb") as handle, zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zf.write(path, arcname=path.relative_to(folder).as_posix())
+
+
+def _finish(job_id: int, *, status: str, error: str = "", report: dict | None = None) -> None:
+    DeidJob.objects.filter(pk=job_id).update(status=status, error=error, report=report or {},
+                                             finished_at=timezone.now())
+
+
+def record_download(*, job: DeidJob, user, request=None) -> None:
+    """A download of a job's de-identified text is an export."""
+    record_event(user=user, action=AuditEvent.Action.EXPORT, project=job.project, obj=job, request=request,
+                 detail={"deidentified_job": job.pk, "documents": job.report.get("documents", 0),
+                         "policy": job.policy})
+

@@ -1,0 +1,23 @@
+"""Celery tasks of deid: de-identifying text too large for a web request.
+
+A thin wrapper over :func:`deid.services.jobs.run_job`. With ``acks_late`` a worker that dies mid-run leaves
+the message to be delivered again; the job, still running, is then redone from its staged input.
+"""
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import transaction
+
+from deid.models import DeidJob
+from deid.services.jobs import run_job
+
+
+@shared_task(name="deid.deidentify", acks_late=True)
+def deidentify(job_id: int) -> str:
+    job = run_job(job_id=job_id)
+    return job.status if job is not None else "missing"
+
+
+def enqueue_deidentify(job: DeidJob) -> None:
+    """Send a queued job to the workers once the transaction that created it has committed."""
+    transaction.on_commit(lambda: deidentify.delay(job.pk))

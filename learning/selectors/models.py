@@ -1,0 +1,33 @@
+"""Reads of a project's trained models for other apps: the current model version and its tagger, ready to
+predict (deid de-identifies new text with it)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from annotator.models import Project
+from learning.models import ModelVersion
+from learning.services.retrain import load_model
+
+
+def current_model(project: Project) -> ModelVersion | None:
+    """The project's current, ready model version (None before the first model)."""
+    return (ModelVersion.objects.filter(project=project, is_current=True, status=ModelVersion.Status.READY)
+            .first())
+
+
+def current_tagger(project: Project) -> tuple[ModelVersion, Any] | None:
+    """The current model version and its tagger (verified before it is unpickled; a file that fails raises
+    ``learning.core.artifacts.ArtifactRejected``); None when the project has no model, or its file is gone."""
+    version = current_model(project)
+    if version is None or not version.artifact or not Path(version.artifact).is_file():
+        return None
+    return version, load_model(version.artifact, project_id=project.pk)
+
+
+def recall_bias_of(version: ModelVersion) -> dict | None:
+    """The recall-bias thresholds the version was published with: {"beta", "tau_main", "tau_alt"}, or None."""
+    bias = (version.choices or {}).get("recall_bias") or {}
+    if "tau_main" not in bias or "tau_alt" not in bias:
+        return None
+    return {"beta": bias.get("beta"), "tau_main": float(bias["tau_main"]), "tau_alt": float(bias["tau_alt"])}
