@@ -49,7 +49,8 @@ targets it checks and whether each passed. Measured in one run:
    tokenize, features, tag, conceal under pseudo — against tagging alone (tokenize, features, tag) in the
    same run. Features are extracted afresh in every pass (an empty feature cache); after one untimed
    warm-up pass of each, the two alternate ``--rounds`` times and the fastest pass of each counts.
-   Target: end to end / tagging ≤ 1.20.
+   Target: end to end / tagging ≤ 1.20. Concealment alone is timed too (``conceal_overhead_ratio``:
+   (tagging + concealment) / tagging), since its cost can be smaller than the noise between two passes.
 
 Options: ``--train-limit N`` (first N training documents), ``--strategies`` (utility), ``--no-utility``,
 ``--no-speed``, ``--rounds``. A quick run: ``--train-limit 50 --strategies pseudo``.
@@ -343,18 +344,27 @@ def speed_figures(tagger: CRFTagger, docs: Sequence[Document], settings: Surroga
         return [conceal(d.text, spans, policy, settings.for_document(d.name)).text
                 for d, spans in zip(docs, predicted)]
 
-    timings: dict[str, list[float]] = {"tag": [], "deidentify": []}
+    predicted = tag()
+
+    def conceal_only() -> list[str]:
+        return [conceal(d.text, spans, policy, settings.for_document(d.name)).text
+                for d, spans in zip(docs, predicted)]
+
+    timings: dict[str, list[float]] = {"tag": [], "deidentify": [], "conceal": []}
     for timed in (False, *[True] * rounds):
-        for name, work in (("tag", tag), ("deidentify", deidentify)):
+        for name, work in (("tag", tag), ("deidentify", deidentify), ("conceal", conceal_only)):
             started = time.perf_counter()
             work()
             if timed:
                 timings[name].append(time.perf_counter() - started)
-    tag_s, deid_s = min(timings["tag"]), min(timings["deidentify"])
+    tag_s, deid_s, conceal_s = min(timings["tag"]), min(timings["deidentify"]), min(timings["conceal"])
     return {"tokens": n_tokens, "documents": len(docs), "rounds": rounds,
             "tag_seconds": round(tag_s, 3), "deidentify_seconds": round(deid_s, 3),
             "tag_tokens_per_second": round(n_tokens / tag_s), "deidentify_tokens_per_second": round(n_tokens / deid_s),
-            "overhead_ratio": round(deid_s / tag_s, 3)}
+            "overhead_ratio": round(deid_s / tag_s, 3),
+            # concealment timed on its own (the predicted spans of a tagging pass): the overhead without the
+            # noise of two tagging passes, which on a shared machine can exceed it
+            "conceal_seconds": round(conceal_s, 3), "conceal_overhead_ratio": round((tag_s + conceal_s) / tag_s, 3)}
 
 
 def checks(result: dict) -> dict:
@@ -371,7 +381,8 @@ def checks(result: dict) -> dict:
     if "pseudo" in utility:
         out["utility_pseudo"] = abs(utility["pseudo"]["delta_f1"]) <= TARGETS["utility_abs_delta_f1_pseudo"]
     if "speed" in result:
-        out["speed_overhead"] = result["speed"]["overhead_ratio"] <= TARGETS["speed_overhead_ratio"]
+        out["speed_overhead"] = max(result["speed"]["overhead_ratio"],
+                                    result["speed"]["conceal_overhead_ratio"]) <= TARGETS["speed_overhead_ratio"]
     return out
 
 

@@ -92,17 +92,22 @@ def wait_until(condition, *, seconds: float, what: str, log: Path | None = None,
 
 def log_in(base: str, data: Path, username: str) -> requests.Session:
     """A session logged in with the password ``bootstrap`` wrote to the data folder; at the first login, the
-    site asks for a new password first, and gets one (the credentials file keeps the first)."""
+    site asks for a new password first, and gets one (the credentials file keeps the first; a later login in
+    the same data folder uses the new one)."""
     credentials = (data / "credentials.txt").read_text()
     password = re.search(rf"^\s*{username}\s+(\S+)$", credentials, re.M).group(1)
     session = requests.Session()
-    page = session.get(f"{base}/login/", timeout=30)
-    home = session.post(
-        f"{base}/login/",
-        data={"username": username, "password": password, "csrfmiddlewaretoken": _csrf_token(page), "next": "/"},
-        headers={"Referer": f"{base}/login/"}, timeout=30,
-    )
-    assert home.status_code == 200, home.text[:2000]
+    for tried in (password, f"{password}-changed"):
+        page = session.get(f"{base}/login/", timeout=30)
+        home = session.post(
+            f"{base}/login/",
+            data={"username": username, "password": tried, "csrfmiddlewaretoken": _csrf_token(page), "next": "/"},
+            headers={"Referer": f"{base}/login/"}, timeout=30,
+        )
+        assert home.status_code == 200, home.text[:2000]
+        if urlsplit(home.url).path != "/login/":
+            break
+    assert urlsplit(home.url).path != "/login/", f"{username} could not log in: {home.text[:2000]}"
     if urlsplit(home.url).path == "/password_change/":
         new_password = f"{password}-changed"
         home = session.post(

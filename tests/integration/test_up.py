@@ -47,6 +47,7 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
 
         credentials = (data / "credentials.txt").read_text()
         session = log_in(base, data, "annotator")
+        lead = log_in(base, data, "lead")  # the loop's state (the model, costs) is the leads'
         home = session.get(f"{base}/")
         assert "Demo: synthetic clinical notes" in home.text
         api = session.get(f"{base}/api/projects/").json()
@@ -58,9 +59,9 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         # The site serves before the demo's first model exists: the worker trains it, queued at start. While
         # it does, the project page says so (seen here when the model was still missing after the page).
         project_page = session.get(f"{base}/projects/{project_id}/").text
-        if session.get(loop_url).json()["model"] is None:
+        if lead.get(loop_url).json()["model"] is None:
             assert "First model training" in project_page
-        model = wait_until(lambda: session.get(loop_url).json()["model"], seconds=MODEL_SECONDS, log=log,
+        model = wait_until(lambda: lead.get(loop_url).json()["model"], seconds=MODEL_SECONDS, log=log,
                            what="the demo's first model (queued by `up` for the worker) was not ready")
         model_after = time.monotonic() - started
         output = log.read_text()
@@ -81,7 +82,7 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
                 "active_seconds": 30})
             assert submitted.status_code == 200, submitted.text
             record = session.post(f"{base}/api/projects/{project_id}/next/", headers=headers).json()
-        wait_until(lambda: session.get(loop_url).json()["model"]["id"] != first_model_id, seconds=MODEL_SECONDS,
+        wait_until(lambda: lead.get(loop_url).json()["model"]["id"] != first_model_id, seconds=MODEL_SECONDS,
                    log=log, what="no new model after a full batch of submissions")
 
         # A killed worker is replaced; the site stays up.
@@ -90,7 +91,7 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
         os.killpg(os.getpgid(min(worker_pids)), signal.SIGKILL)
         wait_until(lambda: _pids(f"{data}/celerybeat-schedule") - worker_pids, seconds=120, log=log,
                    what="the killed worker was not replaced")
-        assert session.get(loop_url).status_code == 200
+        assert lead.get(loop_url).status_code == 200
 
         output = stop(process, log)
         assert process.returncode == 0, output[-6000:]
