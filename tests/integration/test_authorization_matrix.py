@@ -435,11 +435,11 @@ def _socket(project_id: int, cookie):
 @pytest.mark.django_db(transaction=True)
 def test_websocket_refuses_outsiders_and_closes_on_membership_changes(users, projects):
     """Outsiders are refused (4403); a member is let in; removing the member closes the open socket for good
-    (4403, and a new connection is refused), changing the role closes it to be checked afresh (4409).
-    The sockets are closed through ``close_member_sockets``, called here as the membership receivers do."""
+    (4403, and a new connection is refused), changing the role closes it to be checked afresh (4409). The
+    changes go through the membership service and the model, whose receivers close the sockets."""
     from asgiref.sync import async_to_sync, sync_to_async
 
-    from annotator.services.notify import close_member_sockets
+    from annotator.services.projects import set_membership
 
     a = projects["A"]
     cookies = {role: _session_cookie(user) for role, user in users.items()}
@@ -458,17 +458,12 @@ def test_websocket_refuses_outsiders_and_closes_on_membership_changes(users, pro
         assert (await lead.receive_output(timeout=timeout))["type"] == "websocket.send"  # presence on connect
 
         # The lead becomes an annotator: their socket closes with "role changed"; the annotator's stays open.
-        await sync_to_async(Membership.objects.filter(project=a, user=users["lead"]).update)(
-            role=Membership.Role.ANNOTATOR)
-        assert await sync_to_async(close_member_sockets)(project_id=a.pk, user_id=users["lead"].pk,
-                                                         removed=False) is True
+        await sync_to_async(set_membership)(project=a, user=users["lead"], role=Membership.Role.ANNOTATOR)
         assert await lead.receive_output(timeout=timeout) == {"type": "websocket.close", "code": 4409}
         assert await annotator.receive_nothing(timeout=0.3)
 
         # The annotator is removed: closed for good, and a new connection is refused.
-        await sync_to_async(Membership.objects.filter(project=a, user=users["annotator"]).delete)()
-        assert await sync_to_async(close_member_sockets)(project_id=a.pk, user_id=users["annotator"].pk,
-                                                         removed=True) is True
+        await sync_to_async(lambda: Membership.objects.get(project=a, user=users["annotator"]).delete())()
         assert await annotator.receive_output(timeout=timeout) == {"type": "websocket.close", "code": 4403}
         again = _socket(a.pk, cookies["annotator"])
         assert await again.connect(timeout=timeout) == (False, 4403)
