@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 
 from celery import chord, shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
+from django.db import connections
 
 from annotator.selectors import submission_count
 from learning.services import jobs, retrain as services
@@ -129,6 +130,7 @@ def shard_failed(job_id: int, attempt: int) -> None:
 @shared_task(name="learning.recover_jobs")
 def recover_jobs() -> list[int]:
     """Resume every active job whose worker died or whose lease ran out."""
+    jobs.end_dead_attempts()
     stalled = jobs.stalled_jobs()
     for job_id in stalled:
         log.warning("resuming stalled retrain job %s", job_id)
@@ -190,6 +192,18 @@ def enqueue(job: RetrainJob) -> None:
     from django.db import transaction
 
     transaction.on_commit(lambda: retrain.delay(job.pk))
+
+
+@worker_init.connect
+def _end_dead_attempts_on_start(sender=None, **kwargs) -> None:
+    """Before this worker takes any message: a worker that died (SIGKILL) left its jobs' attempts current, and
+    their queued shards would be taken first and hold the job (see ``jobs.end_dead_attempts``)."""
+    try:
+        jobs.end_dead_attempts()
+    except jobs.TRANSIENT_DB_ERRORS as error:  # the database is away: recover_jobs does it when it is back
+        log.warning("could not check for retrain jobs of dead workers at start: %s", error)
+    finally:
+        connections.close_all()  # the pool forks its processes from this one: no connection may be shared
 
 
 @worker_ready.connect

@@ -126,7 +126,8 @@ from functools import cache, lru_cache
 
 from faker import Faker
 
-from deid.core._compat.faker_data import name_lists, street_prefixes, street_types
+from deid.core import place_data
+from deid.core._compat.faker_data import countries, name_lists, street_prefixes, street_types
 from deid.core.dates import month_shift, shift_date_text
 
 __all__ = [
@@ -299,7 +300,7 @@ _SEX_WORDS: Mapping[str, tuple[tuple[str, ...], ...]] = {
 }
 # Relatives by language: groups of words of the same gender and number.
 _RELATIVE_WORDS: Mapping[str, tuple[tuple[str, ...], ...]] = {
-    "es": (("madre", "tía", "abuela", "hermana", "hija", "esposa", "prima", "sobrina", "nieta"),
+    "es": (("madre", "tía", "abuela", "hermana", "hija", "esposa", "mujer", "prima", "sobrina", "nieta"),
            ("padre", "tío", "abuelo", "hermano", "hijo", "esposo", "marido", "primo", "sobrino", "nieto"),
            ("padres", "tíos", "abuelos", "hermanos", "hijos", "primos", "sobrinos", "nietos"),
            ("hermanas", "hijas", "tías", "primas", "abuelas", "sobrinas", "nietas"),
@@ -319,6 +320,17 @@ _RELATIVE_WORDS: Mapping[str, tuple[tuple[str, ...], ...]] = {
            ("padre", "zio", "nonno", "fratello", "figlio", "marito", "cugino"),
            ("genitori", "fratelli", "figli", "nonni", "zii", "cugini"),
            ("famiglia", "partner", "coniuge", "familiare"), ("familiari", "parenti")),
+}
+# How often a relative word turns up in notes (folded word -> weight; 1 when not named): a relative is
+# replaced by another of its group drawn in these proportions, so that "madre" and "padres" stay as common
+# among the surrogates as they are in real notes.
+_WORD_WEIGHTS: Mapping[str, Mapping[str, int]] = {
+    "es": {"madre": 10, "padre": 10, "padres": 10, "familia": 10, "hermano": 6, "hermana": 5, "hermanos": 6,
+           "hijo": 6, "hija": 5, "hijos": 6, "hijas": 3, "hermanas": 3, "familiares": 5, "abuela": 2,
+           "abuelo": 2, "abuelos": 2, "tia": 2, "tio": 2, "tios": 2, "marido": 2, "esposa": 2, "pareja": 3,
+           "paterno": 3, "paterna": 3, "materno": 3, "materna": 3},
+    "en": {"mother": 10, "father": 10, "parents": 10, "family": 10, "brother": 6, "sister": 6, "son": 6,
+           "daughter": 6, "siblings": 5, "children": 5, "wife": 3, "husband": 3},
 }
 # Faker has no job lists for these locales.
 _PROFESSIONS: Mapping[str, tuple[str, ...]] = {
@@ -378,6 +390,72 @@ def _with_case(new: str, old: str) -> str:
 @cache
 def _folded_group(group: tuple[str, ...]) -> frozenset[str]:
     return frozenset(_fold(w) for w in group)
+
+
+@dataclass(frozen=True)
+class _Weighted:
+    """Names drawn in proportion to their weights."""
+
+    names: tuple[str, ...]
+    cumulative: tuple[float, ...]
+
+    @classmethod
+    def of(cls, weights: Iterable[tuple[str, float]]) -> _Weighted:
+        names, cumulative, total = [], [], 0.0
+        for name, weight in weights:
+            total += weight
+            names.append(name)
+            cumulative.append(total)
+        return cls(tuple(names), tuple(cumulative))
+
+    def draw(self, rng: random.Random) -> str:
+        return rng.choices(self.names, cum_weights=self.cumulative)[0]
+
+
+@dataclass(frozen=True)
+class _WeightedPools:
+    """One weighted list, and the same split by the number of words of each name (only the counts that
+    hold at least three names, so that a draw of the right length is never nearly fixed)."""
+
+    all: _Weighted
+    by_words: Mapping[int, _Weighted]
+
+    @classmethod
+    def of(cls, weights: Mapping[str, float]) -> _WeightedPools:
+        by_words: dict[int, list[tuple[str, float]]] = {}
+        for name, weight in weights.items():
+            by_words.setdefault(len(name.split()), []).append((name, weight))
+        return cls(_Weighted.of(weights.items()),
+                   {n: _Weighted.of(items) for n, items in by_words.items() if len(items) >= 3})
+
+
+@dataclass(frozen=True)
+class _Places:
+    cities: _WeightedPools
+    regions: _WeightedPools
+    region_names: frozenset[str]  # folded; a region named like a municipality ("Madrid") counts as a city
+
+
+@cache
+def _places(language: str) -> _Places | None:
+    """The weighted places of ``language`` (Spanish only; other languages draw Faker's cities)."""
+    if language != "es":
+        return None
+    cities = {**place_data.SPANISH_MUNICIPALITIES, **place_data.FOREIGN_CITIES}
+    municipalities = {_fold(name) for name in cities}
+    return _Places(_WeightedPools.of(cities), _WeightedPools.of(place_data.SPANISH_REGIONS),
+                   frozenset(_fold(n) for n in place_data.SPANISH_REGIONS) - municipalities)
+
+
+@cache
+def _countries(language: str) -> _WeightedPools:
+    """The locale's countries (:func:`countries`), weighted by :data:`place_data.COUNTRY_WEIGHTS`."""
+    weights = place_data.COUNTRY_WEIGHTS.get(language, {})
+    return _WeightedPools.of({name: weights.get(name, place_data.OTHER_COUNTRY_WEIGHT)
+                              for name in countries(LANGUAGES[language])})
+
+
+_POSTCODE_PROVINCES = _Weighted.of(place_data.SPANISH_POSTCODE_PROVINCES.items())
 
 
 # ----------------------------------------------------------------------------------------- locale data
@@ -728,7 +806,10 @@ class DocumentSurrogates:
         if self.language == "es" and re.fullmatch(r"\s*\d{5}\s*", value):
             def make(attempt: int) -> str:
                 rng = self._rng("postcode", value, attempt)
-                return value.replace(value.strip(), f"{rng.randint(1, 52):02d}{rng.randrange(1000):03d}")
+                province = _POSTCODE_PROVINCES.draw(rng)
+                # about half of the postcodes notes hold are of a provincial capital (third digit 0)
+                local = f"0{rng.randint(1, 60):02d}" if rng.random() < 0.5 else f"{rng.randint(100, 999)}"
+                return value.replace(value.strip(), province + local)
 
             return Surrogate(self._differing(value, make), kind)
         return Surrogate(self._shape(value, kind), kind)
@@ -807,15 +888,16 @@ class DocumentSurrogates:
                 others = [w for w in group if _unlike(w, word)]
                 if not others:
                     return word
-                return _with_case(self._rng(kind, word).choice(others), word)
+                weights = _WORD_WEIGHTS.get(self.language, {})
+                drawn = self._rng(kind, word).choices(others, [weights.get(_fold(w), 1) for w in others])[0]
+                return _with_case(drawn, word)
         return None
 
     def _sex(self, value: str, kind: str) -> Surrogate:
-        out = self._from_groups(value.strip(), _SEX_WORDS.get(self.language, ()), "sex")
-        if out is None:
-            return self._other(value, kind)
-        out = value.replace(value.strip(), out)
-        return Surrogate(out, kind, "kept" if out == value else "replaced")
+        folded = _fold(value)
+        if any(folded in _folded_group(group) for group in _SEX_WORDS.get(self.language, ())):
+            return Surrogate(value, kind, "kept")
+        return self._other(value, kind)
 
     def _relative(self, value: str, kind: str) -> Surrogate:
         return self._other(value, kind)
@@ -838,15 +920,38 @@ class DocumentSurrogates:
                 break
         return _with_case(best if best is not None else self._shape(value, kind, pronounceable=True), value)
 
+    def _draw_weighted(self, value: str, kind: str, pools: _WeightedPools) -> str:
+        """A draw from ``pools`` unlike ``value`` and holding no word of the document's PHI, from the names
+        with as many words as ``value`` when there are a few, else from all."""
+        for pool in (pools.by_words.get(len(value.split())), pools.all):
+            if pool is None:
+                continue
+            out = self._differing(value, lambda attempt: pool.draw(self._rng(kind, value, attempt)), new_words=True)
+            if _unlike(out, value):
+                # an abbreviation ("EE. UU.", "USA") is not a name written in capitals: the name keeps its case
+                abbreviation = all(len(re.sub(r"\W", "", w)) <= 3 for w in value.split())
+                return out if abbreviation else _with_case(out, value)
+        return self._shape(value, kind, pronounceable=True)
+
     def _city(self, value: str, kind: str) -> Surrogate:
-        return Surrogate(value.replace(value.strip(), self._draw_like("city", value.strip(), "city")), kind)
+        stripped = value.strip()
+        places = _places(self.language)
+        if places is None:
+            return Surrogate(value.replace(stripped, self._draw_like("city", stripped, "city")), kind)
+        pools = places.regions if _fold(stripped) in places.region_names else places.cities
+        return Surrogate(value.replace(stripped, self._draw_weighted(stripped, "city", pools)), kind)
 
     def _state(self, value: str, kind: str) -> Surrogate:
-        method = "state_name" if self.language == "es" else "state"
-        return Surrogate(value.replace(value.strip(), self._draw_like(method, value.strip(), "state")), kind)
+        stripped = value.strip()
+        places = _places(self.language)
+        if places is None:
+            return Surrogate(value.replace(stripped, self._draw_like("state", stripped, "state")), kind)
+        return Surrogate(value.replace(stripped, self._draw_weighted(stripped, "state", places.regions)), kind)
 
     def _country(self, value: str, kind: str) -> Surrogate:
-        return Surrogate(value.replace(value.strip(), self._draw_like("country", value.strip(), "country")), kind)
+        stripped = value.strip()
+        return Surrogate(value.replace(stripped, self._draw_weighted(stripped, "country", _countries(self.language))),
+                         kind)
 
     def _territory(self, value: str, kind: str) -> Surrogate:
         if re.fullmatch(r"[\d\s-]+", value.strip()):

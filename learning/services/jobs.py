@@ -215,6 +215,29 @@ def _extend_lease(job: RetrainJob, owner: str) -> None:
     )
 
 
+def end_dead_attempts() -> list[int]:
+    """End the attempt of every active job whose owner is a dead process of this machine; return their ids.
+
+    The attempt number moves on and the lease is dropped, so that the dead attempt's messages still queued
+    (its scoring shards) find it stale and do nothing: left current, they would be scored by the next worker,
+    renew the lease under a live process and keep the job from being resumed, while the shard the dead
+    process had taken stays unacknowledged in the broker and the attempt's chord never completes. The next
+    claim (``recover_jobs``) resumes the job from what the dead attempt saved.
+    """
+    ended = []
+    with transaction.atomic():
+        jobs = RetrainJob.objects.select_for_update(of=("self",)).filter(status__in=RetrainJob.ACTIVE).exclude(owner="")
+        for job in jobs:
+            if owner_is_dead(job.owner):
+                RetrainJob.objects.filter(pk=job.pk).update(
+                    attempt=job.attempt + 1, owner="", lease_until=timezone.now()
+                )
+                ended.append(job.pk)
+    for job_id in ended:
+        log.warning("the process working on retrain job %s died; its attempt is ended", job_id)
+    return ended
+
+
 def stalled_jobs() -> list[int]:
     """Active jobs nobody is working on: their process died, or their lease ran out (or was never taken
     although the job waited longer than a lease)."""

@@ -30,8 +30,11 @@ class Worker:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60.0) -> "Worker":
+        from django.conf import settings
+
+        # The secret is the installation's: the worker checks the models the tests' process signed with it.
         env = {**os.environ, "DATABASE_URL": database_url(), "DEIDLOOP_QUEUE": self.queue,
-               "DEIDLOOP_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"}
+               "DEIDLOOP_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1", "SECRET_KEY": settings.SECRET_KEY}
         self._log = self.log_path.open("ab")
         offset = self.log_path.stat().st_size
         self.process = subprocess.Popen(

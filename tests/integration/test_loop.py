@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 
 import pytest
 from channels_redis.core import RedisChannelLayer
@@ -164,3 +165,42 @@ def test_killing_the_worker_mid_retrain_ends_with_exactly_one_new_model(loop_pro
     assert len(document_ids) == len(set(document_ids)) == 40 - 3
     assert Ranking.objects.filter(project=project).count() == 1  # no half-written ranking left behind
     assert RetrainJob.objects.filter(project=project).count() == 1
+
+
+def test_a_worker_killed_while_scoring_does_not_hold_up_the_job(loop_project, worker_factory, monkeypatch):
+    """A worker killed mid-scoring leaves the shard it had taken unacknowledged in the broker (so the
+    attempt's chord never completes) and the attempt's other shards queued. The next worker must not take
+    those shards as the live attempt's — they would renew the lease and hide the job from recovery — but
+    end the dead attempt before it takes any message and score the pool again as a new attempt."""
+    import socket
+    import subprocess
+
+    from django.utils import timezone
+
+    from learning import tasks
+    from learning.services import jobs, retrain as services
+
+    project, _gold = loop_project
+    monkeypatch.setenv("DEIDLOOP_SHARD_DOCUMENTS", "10")  # read by the worker at its start
+    monkeypatch.setattr(services, "SHARD_DOCUMENTS", 10)
+    job, _ = jobs.request_retrain(project=project, reason=RetrainJob.Reason.LEAD, force=True)
+    job = jobs.claim(job.pk)
+    shards = services.train(job)
+    assert len(shards) == 4
+    job.refresh_from_db()
+    # The attempt's owner is a process of this machine that has died, its lease still running.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    RetrainJob.objects.filter(pk=job.pk).update(
+        owner=f"{socket.gethostname()}:{dead.pid}", lease_until=timezone.now() + timedelta(seconds=90))
+    # The shard the dead process held is lost with it; the other three are still queued.
+    for shard in shards[1:]:
+        tasks.score_shard.si(job.pk, job.attempt, shard).apply_async()
+
+    worker = worker_factory(processes=1)
+    done = _wait(lambda: RetrainJob.objects.filter(pk=job.pk, status="done").first(), 60, worker,
+                 "the job to be resumed and published well within a lease")
+    assert done.attempt >= job.attempt + 2  # the dead attempt ended, then a new one claimed
+    ranking = Ranking.objects.get(project=project, is_current=True)
+    scored = list(PoolScore.objects.filter(ranking=ranking).values_list("document_id", flat=True))
+    assert sorted(scored) == sorted(i for shard in shards for i in shard)  # the whole pool, each once

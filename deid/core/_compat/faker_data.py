@@ -14,7 +14,7 @@ import importlib
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["NameLists", "name_lists", "street_prefixes", "street_types"]
+__all__ = ["NameLists", "countries", "name_lists", "street_prefixes", "street_types"]
 
 
 @dataclass(frozen=True)
@@ -84,3 +84,41 @@ def street_types(locale: str) -> tuple[str, ...]:
     provider = importlib.import_module(f"faker.providers.address.{locale}").Provider
     attribute = "street_prefixes" if locale == "es_ES" else "street_suffixes"
     return tuple(dict.fromkeys(str(word) for word in getattr(provider, attribute, ())))
+
+
+# Entries of Faker's country lists that a note would not write so: misspellings, and official long forms
+# where notes use the short name. A name mapped to None is left out ("Dominicana" is not a country's name;
+# "Korea" stands for two countries).
+_COUNTRY_FIXES: dict[str, dict[str, str | None]] = {
+    "es_ES": {
+        "Vietman": "Vietnam", "Dominicana": None, "Estados Unidos de América": "Estados Unidos",
+        "Reino Unido de Gran Bretaña e Irlanda del Norte": "Reino Unido", "Federación de Rusia": "Rusia",
+        "República Árabe Siria": "Siria", "República de Corea": "Corea del Sur",
+        "República Popular Democrática de Corea": "Corea del Norte", "República Democrática Popular Lao": "Laos",
+        "República Federal Democrática de Nepal": "Nepal", "República de Moldova": "Moldavia",
+        "República Unida de Tanzanía": "Tanzania", "República de Macedonia del Norte": "Macedonia del Norte",
+        "Nueva Zelandia": "Nueva Zelanda", "Belarús": "Bielorrusia",
+    },
+    "en_US": {
+        "United States of America": "United States", "Russian Federation": "Russia",
+        "Libyan Arab Jamahiriya": "Libya", "Syrian Arab Republic": "Syria", "Korea": None,
+        "Netherlands Antilles": None, "Lao People's Democratic Republic": "Laos",
+        "Slovakia (Slovak Republic)": "Slovakia",
+    },
+    "it_IT": {
+        "Equador": "Ecuador", "Republicca Kirgiza": "Kirghizistan", "Latvia": "Lettonia", "Korea": None,
+        "Libyan Arab Jamahiriya": "Libia", "Antille Olandesi": None,
+    },
+    "sv_SE": {"SierraLeone": "Sierra Leone", "Nederländska Antillerna": None},
+}
+
+
+@cache
+def countries(locale: str) -> tuple[str, ...]:
+    """The country names of Faker's ``locale``, cleaned: misspellings corrected, long official forms
+    shortened to the name notes use, entries with a parenthesis (territory descriptions such as
+    "Bouvet Island (Bouvetoya)") and duplicates left out. Empty if the locale has no list."""
+    provider = importlib.import_module(f"faker.providers.address.{locale}").Provider
+    fixes = _COUNTRY_FIXES.get(locale, {})
+    names = (fixes.get(str(name), str(name)) for name in getattr(provider, "countries", ()))
+    return tuple(dict.fromkeys(name for name in names if name and "(" not in name))

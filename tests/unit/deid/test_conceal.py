@@ -25,6 +25,9 @@ from deid.core.eponyms import is_eponym
 from deid.core.surrogates import PRESET_LABEL_KINDS, Surrogates, kind_for_label
 
 MEDDOCAN_DEV = Path(__file__).resolve().parents[3].parent / "shared" / "datasets" / "meddocan" / "dev"
+# the 455 SEXO_SUJETO_ASISTENCIA of the dev gold are sex words ("H", "Varón", "niña"…), all kept, but one typo
+# ("N iño")
+SEX_WORDS_IN_DEV = 454
 
 TEXT = (
     "Paciente Juan Pérez, de 45 años. Ingresó el 17/03/2009 en el Hospital La Paz.\n"
@@ -78,6 +81,17 @@ def test_mask_keeps_length_spaces_and_separators():
     )
     assert concealed.spans == tuple(SPANS)  # same lengths: nothing moves
     assert_consistent(TEXT, SPANS, concealed)
+
+
+def test_pseudo_keeps_sex_words_and_the_report_counts_them_as_kept():
+    text = "Varón de 45 años. Su madre vive en Pamplona."
+    spans = [Span(0, 5, "SEXO_SUJETO_ASISTENCIA"), Span(9, 16, "EDAD_SUJETO_ASISTENCIA"),
+             Span(21, 26, "FAMILIARES_SUJETO_ASISTENCIA"), Span(35, 43, "TERRITORIO")]
+    concealed = conceal(text, spans, default_policy("MEDDOCAN"), surrogates())
+    assert concealed.text.startswith("Varón de 45 años. Su ") and "madre" not in concealed.text
+    assert "Pamplona" not in concealed.text
+    assert concealed.report.kept == {"EDAD_SUJETO_ASISTENCIA": 1, "SEXO_SUJETO_ASISTENCIA": 1}
+    assert concealed.report.count(strategy="pseudo") == 4  # kept values are counted under pseudo too
 
 
 def test_keep_leaves_the_text_and_the_spans():
@@ -241,7 +255,8 @@ def test_meddocan_dev_gold_leaves_no_original_phi_where_gold_phi_moved():
         repeated = consistent = concealed_spans = 0
         total = ConcealReport()
         for doc in docs:
-            concealed = conceal(doc.text, doc.spans, base.with_strategy(strategy), settings.for_document(doc.name))
+            surrogates = settings.for_document(doc.name)
+            concealed = conceal(doc.text, doc.spans, base.with_strategy(strategy), surrogates)
             total += concealed.report
             surrogates_of: dict[tuple[str, str], set[str]] = defaultdict(set)
             for origin, new in zip(concealed.origins, concealed.spans, strict=True):
@@ -251,8 +266,10 @@ def test_meddocan_dev_gold_leaves_no_original_phi_where_gold_phi_moved():
                 if strategy == "class":
                     assert replacement == f"[{origin.label}]"
                     continue
-                if strategy == "pseudo" and kind_for_label(origin.label) == "age":
-                    continue  # ages under 90 are kept by design (counted in report.kept)
+                if strategy == "pseudo" and surrogates.replace(original, label=origin.label).outcome == "kept":
+                    # ages under 90 and sex words are kept by design (counted in report.kept)
+                    assert replacement == original and kind_for_label(origin.label) in ("age", "sex")
+                    continue
                 if len(original) >= 3 and _fold(original) in _fold(replacement):
                     residual.append((origin.label, original, replacement))
                 if kind_for_label(origin.label) == "person":  # no name word survives either
@@ -276,6 +293,7 @@ def test_meddocan_dev_gold_leaves_no_original_phi_where_gold_phi_moved():
         if strategy == "pseudo":
             assert total.fallbacks.get("FECHAS", 0) <= 5  # typos such as 24/08//1979, impossible dates
             assert total.kept["EDAD_SUJETO_ASISTENCIA"] >= 500
+            assert total.kept["SEXO_SUJETO_ASISTENCIA"] == SEX_WORDS_IN_DEV
 
 
 def test_the_eponym_of_meddocan_dev_is_what_the_guard_says():

@@ -52,6 +52,9 @@ def test_every_kind_replaces_a_value_with_something_else():
     assert set(values) == KINDS
     for kind, value in values.items():
         surrogate = d.replace(value, kind=kind)
+        if kind == "sex":  # kept by design: the sex is kept anyway, so its word hides nothing
+            assert (surrogate.text, surrogate.outcome) == (value, "kept")
+            continue
         assert surrogate.kind == kind and surrogate.outcome == "replaced", kind
         assert surrogate.text.casefold() != value.casefold(), kind
 
@@ -276,14 +279,17 @@ def test_particles_titles_and_initials():
     assert out.split()[4] != "P."
 
 
-def test_sex_words_keep_the_sex_and_change_the_wording():
+def test_sex_words_are_kept_as_written_and_other_words_under_a_sex_label_are_replaced():
     d = doc()
-    assert d.replace("Varón", kind="sex").text in ("Hombre", "Masculino")
-    assert d.replace("mujer", kind="sex").text in ("femenino", "femenina", "hembra")
-    assert d.replace("H", kind="sex").text == "V"
-    assert d.replace("M", kind="sex").text == "F"  # Spanish: M is mujer
-    kept = doc("en").replace("M", kind="sex")  # English has no other one-letter word for male
-    assert (kept.text, kept.outcome) == ("M", "kept")
+    for language, value in [("es", "Varón"), ("es", "mujer"), ("es", "H"), ("es", "M"), ("es", "NIÑA"),
+                            ("es", " Femenino "), ("en", "male"), ("en", "F"), ("sv", "kvinna"), ("it", "maschio")]:
+        surrogate = doc(language).replace(value, kind="sex")
+        assert (surrogate.text, surrogate.outcome) == (value, "kept"), value
+    assert d.replace("H", label="SEXO_SUJETO_ASISTENCIA").outcome == "kept"
+    other = d.replace("anciana", kind="sex")  # not a sex word: replaced like free text
+    assert other.outcome == "replaced" and other.text.casefold() != "anciana"
+    # a sex word inside other free text still changes its wording, keeping the sex
+    assert d.replace("varón", kind="other").text in ("hombre", "masculino")
 
 
 def test_ages_are_kept_or_bucketed():
