@@ -62,20 +62,21 @@ def var_dir() -> Path:
 
 # Passwords -------------------------------------------------------------------------------------------------
 
-def _secret_path(name: str) -> Path:
-    return var_dir() / f"{name}.password"
+def _secret_path(name: str, folder: Path | None = None) -> Path:
+    return (folder or var_dir()) / f"{name}.password"
 
 
 def secret_path(service: "EmbeddedPostgres | EmbeddedRedis") -> Path:
     """The file holding ``service``'s password."""
-    return _secret_path("postgres" if isinstance(service, EmbeddedPostgres) else "redis")
+    return _secret_path("postgres" if isinstance(service, EmbeddedPostgres) else "redis", service.secrets_dir)
 
 
-def stored_secret(name: str) -> str | None:
-    """The password kept in the data folder for ``name`` (``postgres``, ``redis``), or None when there is none.
+def stored_secret(name: str, folder: Path | None = None) -> str | None:
+    """The password kept in the data folder (``folder``, else the one of the environment) for ``name``
+    (``postgres``, ``redis``), or None when there is none.
 
     A file others may read or write, or a symbolic link, is refused rather than trusted."""
-    path = _secret_path(name)
+    path = _secret_path(name, folder)
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -96,16 +97,16 @@ def stored_secret(name: str) -> str | None:
     return value
 
 
-def ensure_secret(name: str) -> tuple[str, bool]:
+def ensure_secret(name: str, folder: Path | None = None) -> tuple[str, bool]:
     """The password for ``name``, generated on first use; and whether this call generated it.
 
     The file is created exclusively with mode 0600 from the start (``O_CREAT | O_EXCL``): it is never
     readable by others, not even for a moment, and an existing file or link is never overwritten."""
-    path = _secret_path(name)
+    path = _secret_path(name, folder)
     try:
         descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except FileExistsError:
-        value = stored_secret(name)
+        value = stored_secret(name, folder)
         if value is None:  # removed between the two calls
             raise EmbeddedServiceError(f"the password file {path} disappeared while it was read; try again.")
         return value, False
@@ -266,6 +267,9 @@ class EmbeddedPostgres:
     #: The password of DATABASE_USER: set when the server is started or found running (None: a server of an
     #: earlier version that still trusts every local connection, until its next start).
     password: str | None = None
+    #: The data folder holding the password file, fixed when the service is described (not read from the
+    #: environment again at start, which may have changed since).
+    secrets_dir: Path | None = None
 
     @classmethod
     def default(cls) -> "EmbeddedPostgres":
@@ -277,7 +281,8 @@ class EmbeddedPostgres:
                 bin_dir = _reachable_copy_of_postgres(bin_dir)
             if not _reachable_by(account, var_dir()):
                 data_dir = _outside_private_folders("postgres", account)
-        return cls(data_dir=data_dir, port=port, bin_dir=bin_dir, password=stored_secret("postgres"))
+        return cls(data_dir=data_dir, port=port, bin_dir=bin_dir, password=stored_secret("postgres"),
+                   secrets_dir=var_dir())
 
     @property
     def url(self) -> str:
@@ -405,9 +410,9 @@ class EmbeddedPostgres:
     def start(self) -> bool:
         """Start the server unless it runs already; True when this call started it."""
         if self.is_running():
-            self.password = stored_secret("postgres")
+            self.password = stored_secret("postgres", self.secrets_dir)
             return False
-        password, generated = ensure_secret("postgres")
+        password, generated = ensure_secret("postgres", self.secrets_dir)
         created = self.initialize(password)
         self._prepare_ownership()
         if not created and (generated or self.trusts_connections()):
@@ -458,10 +463,13 @@ class EmbeddedRedis:
     port: int
     #: What the server asks for (None: a server of an earlier version, open until its next start).
     password: str | None = None
+    #: The data folder holding the password file (see EmbeddedPostgres.secrets_dir).
+    secrets_dir: Path | None = None
 
     @classmethod
     def default(cls) -> "EmbeddedRedis":
-        return cls(data_dir=var_dir() / "redis", port=_redis_port(), password=stored_secret("redis"))
+        return cls(data_dir=var_dir() / "redis", port=_redis_port(), password=stored_secret("redis"),
+                   secrets_dir=var_dir())
 
     @property
     def url(self) -> str:
@@ -493,12 +501,12 @@ class EmbeddedRedis:
             return True
         if not reply.startswith("NOAUTH"):
             return False
-        stored = stored_secret("redis")
+        stored = stored_secret("redis", self.secrets_dir)
         if stored and self._cli("ping", password=stored) == "PONG":
             self.password = stored
             return True
         raise EmbeddedServiceError(
-            f"the Redis on 127.0.0.1:{self.port} asks for a password that {_secret_path('redis')} does not hold; "
+            f"the Redis on 127.0.0.1:{self.port} asks for a password that {secret_path(self)} does not hold; "
             "stop that server, or set DEIDLOOP_REDIS_PORT to a free port."
         )
 
@@ -514,7 +522,7 @@ class EmbeddedRedis:
                 f"port {self.port} is taken by another program; set DEIDLOOP_REDIS_PORT to a free port."
             )
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        password, _ = ensure_secret("redis")
+        password, _ = ensure_secret("redis", self.secrets_dir)
         log = self.data_dir / "redis.log"
         # "-": the rest of the configuration comes on standard input, so the password is not on the command line.
         result = subprocess.run([

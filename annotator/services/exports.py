@@ -39,10 +39,15 @@ def export_archive(*, project: Project, fmt: str, user=None, include_evaluation:
             return target.read_bytes(), target.name
         target = base / stem
         export_corpus(project=project, fmt=fmt, out=target, user=user, include_evaluation=include_evaluation)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(target.rglob("*")):
-                if path.is_file():
-                    archive.write(path, arcname=f"{stem}/{path.relative_to(target).as_posix()}")
-        shutil.rmtree(target, ignore_errors=True)
-        return buffer.getvalue(), f"{stem}.zip"
+        return zipped_folder(target), f"{stem}.zip"
+
+
+def zipped_folder(folder: Path) -> bytes:
+    """The folder's files as a zip archive under the folder's name; the folder is removed."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, arcname=f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return buffer.getvalue()

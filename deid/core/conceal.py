@@ -36,8 +36,8 @@ Decisions:
 - **Counts** (``report.counts[label][strategy]``) count input spans by the strategy that concealed
   them: a span merged into a group counts under the group's strategy, a span inside a removed sentence
   under ``remove``. Under pseudo, ``report.fallbacks`` counts surrogates that had to mask the value (a
-  date that cannot be read) and ``report.kept`` values kept by design (ages under the bucket, a sex word
-  with no other wording); both are also in ``counts`` under ``pseudo``.
+  date that cannot be read) and ``report.kept`` values kept by design (ages under the bucket, sex words:
+  the sex is kept anyway, so its word hides nothing); both are also in ``counts`` under ``pseudo``.
 - **Errors a caller can cause** raise :class:`ConcealError` subclasses with a message to act on: a span
   outside the text or empty, a label the policy does not name (a policy may give a ``default``), pseudo
   without surrogates, an unknown strategy.

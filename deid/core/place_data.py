@@ -13,7 +13,8 @@ language's notes. The figures are rounded and only their ratios matter.
   (those are in the municipalities), population in thousands. A place value found here is replaced by
   another region.
 - :data:`FOREIGN_CITIES` — cities abroad that Spanish notes name (origin of a patient, a referral),
-  weighted so that together they are about one place in twenty-five.
+  weighted so that together they are about one place in twenty-five. Names that Spanish notes mostly use
+  for something else are left out ("La Paz" is a hospital in Madrid before it is a city in Bolivia).
 - :data:`SPANISH_POSTCODE_PROVINCES` — the two-digit province prefix of Spanish postcodes, population in
   thousands.
 - :data:`COUNTRY_WEIGHTS` — per language, the weight of the countries a note most often names; every
@@ -88,7 +89,7 @@ SPANISH_REGIONS: Mapping[str, int] = {
 FOREIGN_CITIES: Mapping[str, int] = {
     "Buenos Aires": 80, "Ciudad de México": 70, "Bogotá": 70, "Lima": 60, "Caracas": 60, "Quito": 60,
     "La Habana": 50, "Santo Domingo": 50, "Guayaquil": 40, "Medellín": 40, "Santiago de Chile": 40,
-    "Montevideo": 30, "La Paz": 30, "Asunción": 30, "Cali": 30, "Lisboa": 40, "París": 50, "Londres": 50,
+    "Montevideo": 30, "Asunción": 30, "Cali": 30, "Lisboa": 40, "París": 50, "Londres": 50,
     "Roma": 30, "Berlín": 20, "Bucarest": 50, "Casablanca": 50, "Tánger": 40, "Rabat": 20, "Nueva York": 30,
     "Miami": 20,
 }

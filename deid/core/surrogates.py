@@ -42,9 +42,11 @@ Decisions:
   is masked (``outcome="masked"``), which the concealment report counts.
 - **Ages** are kept (HIPAA does not count ages under 90 as identifiers); an age of ``age_bucket`` years
   or more becomes "90+" (``age_bucket=None`` keeps all) — ages in months, weeks or days are kept.
-- **Sex** words keep the sex and change only the wording ("Varón" -> "Hombre", "H" -> "V"): changing the
-  sex would contradict the clinical text (pregnancy, prostate). Where a language has no other word for
-  it ("M" in English) the value is kept (``outcome="kept"``).
+- **Sex** words ("Varón", "mujer", "H", "niña", "female") are kept as written (``outcome="kept"``, which
+  the concealment report counts): changing the sex would contradict the clinical text (pregnancy,
+  prostate), so the sex stays whatever the wording, and another word for it would hide nothing. Written
+  as in real notes, they also train a tagger that finds them ("H" and "M" are most of MEDDOCAN's).
+  A value under a sex label that is not a sex word ("anciana") is replaced like free text (below).
 - **Identifiers, phones, faxes, postcodes** keep their shape: digit for digit, letter for letter, the
   separators where they were; the first digit of a number stays non-zero when it was. A Spanish DNI or
   NIE gets a valid check letter, a Spanish social-security number (12 digits) valid control digits, a
@@ -58,15 +60,31 @@ Decisions:
   Faker's locale: "Rambla", "Corner", "Viale"…) and replace the proper names (as name
   words, above), numbers and acronyms; Swedish compounds keep their generic ending ("Storgatan" ->
   "Björkgatan", "Södersjukhuset" -> "…sjukhuset"). When every word is generic ("Hospital General") the
-  last word is replaced, so at least one word of every entity changes.
-- **Places, countries, professions** come from Faker's locale (Spanish cities are its province capitals),
-  with the same number of words where a few draws find one; professions in Swedish and Italian, which
-  Faker lacks, from a short list here. Relatives ("madre", "hermanos") become another relative of the
-  same gender and number.
+  last word is replaced, so at least one word of every entity changes: by another generic word of the
+  same sort where the language has one ("Facultad de Odontología" -> "Facultad de Medicina", "Hospital
+  General Universitario" -> "Hospital General Comarcal": names notes hold too), else by a surname.
+- **Realistic frequencies.** A surrogate corpus trains taggers only if common values stay common: a
+  surrogate never equals its original, so if every "Madrid" became some other province capital and every
+  "España" any of 190 countries alike, the corpus would hardly hold its most common values at all. So
+  places and countries are drawn in proportion to how often notes name them (:mod:`deid.core.place_data`):
+  in Spanish, a town (two hundred municipalities by population, and cities abroad at about one in
+  twenty-five) for a town, a region (community, province or island) for a region, a country for a
+  country with Spain about half of the draws (the others: Latin America, Morocco, Romania, neighbours
+  first). "Francia" may thus become "España", and the corpus keeps "España" labelled as a country. A
+  place or country inside a street or an institution's name ("Hospital General de Móstoles", "Avenida de
+  Burgos") gets the surrogate the place itself gets. Other languages draw cities from Faker's locale;
+  countries in every language come from Faker's list, cleaned (:func:`countries`). Spanish postcodes get
+  a province prefix drawn by population, and a capital's code (third digit 0) half of the time.
+  Relatives ("madre", "hermanos") become another relative of the same gender and number, the common ones
+  ("madre", "padre", "padres", "familia") weighted high.
+- **Places, countries, professions** have the same number of words as the original where the list has
+  a few such names; professions come from Faker's locale, in Swedish and Italian (which Faker lacks)
+  from a short list here.
 - **Anything else** (``kind="other"`` and labels not in the map) is replaced word by word: numbers
-  digit for digit, relatives and sex words as above, words found in the locale's name lists as name
-  words, other words of four letters or more by a word of the locale's Faker word list (pronounceable
-  letters in Swedish); words of up to three letters, units of time and small numbers are kept.
+  digit for digit, relatives as above, a sex word by another word for the same sex ("varón" ->
+  "hombre"), words found in the locale's name lists as name words, other words of four letters or more
+  by a word of the locale's Faker word list (pronounceable letters in Swedish); words of up to three
+  letters, units of time and small numbers are kept.
 
 Label -> kind (:data:`LABEL_KINDS`; unknown labels: :func:`kind_for_label` guesses from the name, else
 ``other``):
@@ -247,6 +265,11 @@ _INSTITUTION_WORDS = frozenset(
     traumatologia nefrologia hematologia microbiologia anatomia patologica forense mutua consejeria
     conserjeria ministerio colegio oficial sociedad espanola grupo red instituto salud publica cuidados
     paliativos intensivos criticos rehabilitacion mental dia cronicos estancia agudos diagnostico imagen
+    ciencias investigacion investigaciones cientificas tecnologia tecnologico biomedica biomedicas biomedico
+    farmacia farmaceutico farmaceutica enfermeria veterinaria prevencion riesgos laborales toxicologia
+    toxicologico transfusion sanguinea sangre banco tejidos trasplantes organizacion escuela superior sanidad
+    consejo penitenciario justicia legal juzgado tribunal guardia civil policia municipal cruz roja
+    ayuntamiento diputacion junta gobierno seguridad social emergencias proteccion medicas quirurgica
     medical center centre clinic clinics health healthcare care university memorial community childrens
     children st saint institute department unit service services foundation school college county state
     rehabilitation nursing home practice family associates emergency hospice medicine surgery
@@ -320,6 +343,19 @@ _RELATIVE_WORDS: Mapping[str, tuple[tuple[str, ...], ...]] = {
            ("padre", "zio", "nonno", "fratello", "figlio", "marito", "cugino"),
            ("genitori", "fratelli", "figli", "nonni", "zii", "cugini"),
            ("famiglia", "partner", "coniuge", "familiare"), ("familiari", "parenti")),
+}
+# Generic words of institutions that may stand for one another, by language: when every word of a name is
+# generic ("Facultad de Odontología", "Hospital General Universitario"), its last one becomes another of
+# its group ("Facultad de Medicina"), so that the name stays one that notes hold.
+_GENERIC_GROUPS: Mapping[str, tuple[tuple[str, ...], ...]] = {
+    "es": (("medicina", "odontología", "farmacia", "enfermería", "psicología", "veterinaria", "fisioterapia",
+            "biología"),
+           ("universitario", "general", "provincial", "comarcal", "regional", "central", "militar"),
+           ("universitaria", "provincial", "comarcal", "regional", "central", "militar"),
+           ("cardiología", "neurología", "oftalmología", "urología", "dermatología", "radiología", "oncología",
+            "psiquiatría", "traumatología", "nefrología", "hematología", "microbiología", "pediatría",
+            "ginecología", "neumología", "digestivo", "rehabilitación"),
+           ("legal", "forense"), ("quirúrgico", "pediátrico", "geriátrico", "psiquiátrico", "oncológico")),
 }
 # How often a relative word turns up in notes (folded word -> weight; 1 when not named): a relative is
 # replaced by another of its group drawn in these proportions, so that "madre" and "padres" stay as common
@@ -434,6 +470,8 @@ class _Places:
     cities: _WeightedPools
     regions: _WeightedPools
     region_names: frozenset[str]  # folded; a region named like a municipality ("Madrid") counts as a city
+    names: Mapping[str, str]  # every place and country, folded -> "city" or "country" (a city first: Granada)
+    longest: int  # words of the longest name
 
 
 @cache
@@ -443,8 +481,11 @@ def _places(language: str) -> _Places | None:
         return None
     cities = {**place_data.SPANISH_MUNICIPALITIES, **place_data.FOREIGN_CITIES}
     municipalities = {_fold(name) for name in cities}
+    names = {_fold(name): "country" for name in countries(LANGUAGES[language])}
+    names.update((_fold(name), "city") for name in [*cities, *place_data.SPANISH_REGIONS])
     return _Places(_WeightedPools.of(cities), _WeightedPools.of(place_data.SPANISH_REGIONS),
-                   frozenset(_fold(n) for n in place_data.SPANISH_REGIONS) - municipalities)
+                   frozenset(_fold(n) for n in place_data.SPANISH_REGIONS) - municipalities,
+                   names, max(len(name.split()) for name in names))
 
 
 @cache
@@ -502,7 +543,7 @@ def _locale(language: str) -> _Locale:
 @dataclass(frozen=True, slots=True)
 class Surrogate:
     """What replaces a PHI value. ``outcome``: ``replaced``; ``kept`` (by design: an age under the
-    bucket, a sex word with no other wording); ``masked`` (a fallback: the value could not be read)."""
+    bucket, a sex word); ``masked`` (a fallback: the value could not be read)."""
 
     text: str
     kind: str
@@ -979,14 +1020,42 @@ class DocumentSurrogates:
             out = out.lower()
         return Surrogate(value.replace(stripped, out), kind)
 
+    def _place_at(self, value: str, matches: list[re.Match[str]], i: int, keep: frozenset[str]) -> tuple[int, str] | None:
+        """The place or country named from word ``i`` of ``value`` on ("Hospital de Móstoles", "Avenida de
+        Burgos", "Universidad de Chile"), longest first: the index of its last word and its surrogate, the
+        same as the place's own (a TERRITORIO "Móstoles" of the note gets the same one). None if none."""
+        places = _places(self.language)
+        if places is None:
+            return None
+        for j in range(min(len(matches), i + places.longest) - 1, i - 1, -1):
+            words = [_fold(m.group().rstrip(".")) for m in matches[i:j + 1]]
+            if all(w in keep or w in _PARTICLES for w in words):
+                continue
+            whole = value[matches[i].start():matches[j].end()]
+            name = whole.rstrip(".")
+            kind = places.names.get(_fold(name))
+            if kind is not None:
+                surrogate = self._country(name, kind) if kind == "country" else self._city(name, "city")
+                return j, surrogate.text + whole[len(name):]
+        return None
+
     def _proper_words(self, value: str, kind: str, keep: frozenset[str]) -> str:
-        """Words of a street or institution: generic ones kept, proper names, numbers and acronyms replaced."""
+        """Words of a street or institution: generic ones kept, places replaced by places, other proper names,
+        numbers and acronyms replaced word by word."""
         matches = list(_WORD_OR_NUMBER.finditer(value))
         replaced: dict[int, str] = {}
+        last_of: dict[int, int] = {}  # a place of several words: its first word's index -> its last word's
+        skip_to = -1
         for i, m in enumerate(matches):
+            if i <= skip_to:
+                continue
             word = m.group()
             core = word.rstrip(".")
             folded = _fold(core)
+            if (place := self._place_at(value, matches, i, keep)) is not None:
+                skip_to, replaced[i] = place
+                last_of[i] = skip_to
+                continue
             if folded in keep or folded in _TITLES or (len(core) == 1 and core.isalpha()):
                 continue
             if core.isdigit():
@@ -1000,12 +1069,14 @@ class DocumentSurrogates:
             for i in range(len(matches) - 1, -1, -1):
                 core = matches[i].group().rstrip(".")
                 if _fold(core) not in _PARTICLES and len(core) > 1:
-                    replaced[i] = self.name_word(core, "last_name") + matches[i].group()[len(core):]
+                    other = self._from_groups(core, _GENERIC_GROUPS.get(self.language, ()), "generic")
+                    if other is None or any(not _unlike(other, m.group().rstrip(".")) for m in matches):
+                        other = self.name_word(core, "last_name")
+                    replaced[i] = other + matches[i].group()[len(core):]
                     break
         out = value
         for i in sorted(replaced, reverse=True):
-            m = matches[i]
-            out = out[: m.start()] + replaced[i] + out[m.end():]
+            out = out[: matches[i].start()] + replaced[i] + out[matches[last_of.get(i, i)].end():]
         return out
 
     def _swedish_compound(self, word: str, cut: int) -> str:

@@ -12,19 +12,16 @@ The plain export (``conceal="none"``) is ``annotator.services.exports``.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
-import shutil
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotator.models import AuditEvent, Project
 from annotator.selectors import gold_documents
 from annotator.services.audit import record_event
-from annotator.services.exports import EXPORT_FORMATS
+from annotator.services.exports import EXPORT_FORMATS, zipped_folder
 from annotator.services.exports import export_corpus as export_plain
 from corpus.formats import WriteSummary, write_corpus
 from corpus.types import Document
@@ -123,10 +120,4 @@ def export_archive(
         target.mkdir()
         export_deidentified(project=project, fmt=fmt, out=target, conceal=conceal, user=user,
                             include_evaluation=include_evaluation)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(target.rglob("*")):
-                if path.is_file():
-                    archive.write(path, arcname=f"{stem}/{path.relative_to(target).as_posix()}")
-        shutil.rmtree(target, ignore_errors=True)
-        return buffer.getvalue(), f"{stem}.zip"
+        return zipped_folder(target), f"{stem}.zip"

@@ -226,3 +226,28 @@ def test_bookkeeping_files_are_never_opened_through_a_link(data_folder):
     with pytest.raises(EmbeddedServiceError, match="symbolic link"):
         users.record_start("postgres")
     assert target.read_text() == "untouched"
+
+
+def test_a_restart_uses_the_password_of_the_folder_the_service_was_described_with(data_folder, monkeypatch):
+    """A process that describes the services of one data folder and restarts them later, when its environment
+    names another folder (or none), keeps the first folder's passwords: it neither makes new ones elsewhere
+    nor gives the running cluster a password its clients do not have."""
+    postgres, redis_server = EmbeddedPostgres.default(), EmbeddedRedis.default()
+    assert postgres.start() is True and redis_server.start() is True
+    password = postgres.password
+    elsewhere = Path(tempfile.mkdtemp(prefix="deidloop-elsewhere-", dir="/tmp"))
+    try:
+        monkeypatch.setenv("DEIDLOOP_VAR", str(elsewhere))
+        postgres.stop()
+        redis_server.stop()
+        assert postgres.start() is True and redis_server.start() is True
+        assert not list(elsewhere.glob("*.password"))
+        assert postgres.password == password == (data_folder / "postgres.password").read_text().strip()
+        accepted = psql(postgres, password)
+        assert (accepted.returncode, accepted.stdout.strip()) == (0, "42")
+        client = redis.Redis(host="127.0.0.1", port=redis_server.port,
+                             password=(data_folder / "redis.password").read_text().strip())
+        assert client.ping() is True
+    finally:
+        monkeypatch.setenv("DEIDLOOP_VAR", str(data_folder))
+        shutil.rmtree(elsewhere, ignore_errors=True)

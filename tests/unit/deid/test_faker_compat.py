@@ -1,7 +1,8 @@
 """Pins what deid.core._compat.faker_data reads from Faker's locale providers (undocumented class data)."""
 import pytest
 
-from deid.core._compat.faker_data import name_lists, street_prefixes, street_types
+from deid.core._compat.faker_data import countries, name_lists, street_prefixes, street_types
+from deid.core.place_data import COUNTRY_WEIGHTS
 
 
 @pytest.mark.parametrize("locale, female, male, last", [
@@ -34,3 +35,23 @@ def test_street_types_of_each_locale():
     assert {"Avenue", "Street", "Corner"} <= set(street_types("en_US"))
     assert {"Via", "Viale", "Piazza"} <= set(street_types("it_IT"))
     assert "gatan" in street_types("sv_SE")
+
+
+@pytest.mark.parametrize("locale, good, bad", [
+    ("es_ES", {"España", "Vietnam", "Reino Unido", "Estados Unidos", "Rusia", "Nueva Zelanda"},
+     {"Vietman", "Dominicana", "Federación de Rusia", "Reino Unido de Gran Bretaña e Irlanda del Norte"}),
+    ("en_US", {"Spain", "United States", "Russia", "Slovakia"},
+     {"Korea", "United States of America", "Bouvet Island (Bouvetoya)"}),
+    ("it_IT", {"Ecuador", "Lettonia", "Spagna"}, {"Equador", "Latvia", "Republicca Kirgiza"}),
+    ("sv_SE", {"Sierra Leone", "Spanien"}, {"SierraLeone"}),
+])
+def test_country_lists_are_cleaned(locale, good, bad):
+    names = countries(locale)
+    assert len(names) >= 180 and len(set(names)) == len(names)
+    assert good <= set(names) and not bad & set(names)
+    assert not any("(" in name for name in names)
+
+
+def test_every_weighted_country_is_in_its_locale_list():
+    for language, locale in (("es", "es_ES"), ("en", "en_US")):
+        assert set(COUNTRY_WEIGHTS[language]) <= set(countries(locale)), language

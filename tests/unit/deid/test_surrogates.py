@@ -1,6 +1,7 @@
 """Surrogates (deid.core.surrogates) and date shifting (deid.core.dates) against hand-worked values."""
 import datetime as dt
 import re
+from collections import Counter
 
 import pytest
 
@@ -429,3 +430,128 @@ def test_places_countries_professions_and_relatives():
                                                           "sobrinos", "nietos")
     out = d.replace("dos de los hermanos", kind="relative").text
     assert re.fullmatch(r"dos de los \w+", out) and out != "dos de los hermanos"
+
+
+# ------------------------------------------------------------------- realistic, weighted places and relatives
+# Each test draws the surrogate of one value in 400 documents (document scope: an independent draw each) and
+# checks the share of the most common surrogate against its weight in deid.core.place_data, worked out by hand
+# below; the bounds are about four standard deviations wide (sd = sqrt(p(1-p)/400) ≈ 0.025 at p = 0.5).
+
+def draws(value: str, kind: str, n: int = 400, language: str = "es") -> Counter:
+    return Counter(doc(language, key=f"doc-{i}").replace(value, kind=kind).text for i in range(n))
+
+
+def test_countries_are_drawn_by_how_often_notes_name_them():
+    # "Francia" (one word) is replaced by one of the 157 one-word countries of es_ES but itself: the 46 named
+    # in COUNTRY_WEIGHTS weigh 418.5 in all (one word: 346.5 with España at 250), the other 111 weigh 0.5
+    # each (55.5); 346.5 + 55.5 + Francia's 6 excluded = 396 → España 250 / 396 = 0.63.
+    seen = draws("Francia", "country")
+    assert seen.most_common(1)[0][0] == "España" and 0.53 < seen["España"] / 400 < 0.73
+    assert "Francia" not in seen and all(len(name.split()) == 1 for name in seen)
+    spain = draws("España", "country")
+    assert "España" not in spain and {"Marruecos", "Rumania", "Colombia"} <= set(spain)
+    assert "Vietman" not in draws("Vietnam", "country", 2000)  # cleaned list: no misspelt entries
+
+
+def test_cities_are_drawn_by_population_with_as_many_words():
+    # "Pamplona" -> a one-word municipality or city abroad: 176 names weigh 22,526 thousand; without
+    # Pamplona's 203: Madrid 3,300 / 22,323 = 0.148
+    seen = draws("Pamplona", "territory")
+    assert seen.most_common(1)[0][0] == "Madrid" and 0.10 < seen["Madrid"] / 400 < 0.20
+    assert "Pamplona" not in seen and all(len(name.split()) == 1 for name in seen)
+    assert all(len(name.split()) == 2 for name in draws("Ciudad Real", "territory", 50))
+    madrid = draws("Madrid", "city")
+    assert "Madrid" not in madrid and madrid.most_common(1)[0][0] == "Barcelona"
+
+
+def test_regions_become_regions():
+    # "Navarra" names a region and no municipality: another one-word community, province or island; the 17
+    # others weigh 30,095 thousand, Andalucía (8,500) and Cataluña (7,700) together 0.538
+    seen = draws("Navarra", "territory")
+    assert "Navarra" not in seen and 0.44 < (seen["Andalucía"] + seen["Cataluña"]) / 400 < 0.64
+    assert set(seen) <= {"Andalucía", "Cataluña", "Galicia", "Extremadura", "Asturias", "Cantabria", "Vizcaya",
+                         "Guipúzcoa", "Álava", "Tenerife", "Mallorca", "Menorca", "Lanzarote", "Fuerteventura",
+                         "Canarias", "Aragón", "Baleares"}
+    assert all(len(doc(key=f"d{i}").replace("Cantabria", kind="state").text.split()) == 1 for i in range(20))
+
+
+def test_a_drawn_place_never_holds_a_word_of_the_documents_phi():
+    for i in range(200):
+        d = doc(key=f"doc-{i}")
+        d.prepare([("Madrid", "territory"), ("Pamplona", "territory"), ("España", "country"),
+                   ("Francia", "country")])
+        assert d.replace("Pamplona", kind="territory").text not in ("Madrid", "Pamplona")
+        assert d.replace("Francia", kind="country").text not in ("España", "Francia")
+
+
+def test_places_keep_the_case_of_the_original_but_not_of_an_abbreviation():
+    d = doc()
+    assert d.replace("PAMPLONA", kind="territory").text.isupper()
+    assert d.replace("pamplona", kind="territory").text.islower()
+    usa = d.replace("USA", kind="country").text
+    assert usa[0].isupper() and not usa.isupper() and usa != "USA"
+
+
+def test_spanish_postcodes_are_drawn_by_province_population():
+    # province prefix 28 (Madrid) weighs 6,750 of 47,384 thousand: 0.142; half the codes are a capital's (0xx)
+    seen = draws("31008", "territory")
+    codes = list(seen.elements())
+    assert all(re.fullmatch(r"\d{5}", c) and 1 <= int(c[:2]) <= 52 for c in codes) and "31008" not in seen
+    assert 0.09 < sum(c.startswith("28") for c in codes) / 400 < 0.20
+    assert 0.4 < sum(c[2] == "0" for c in codes) / 400 < 0.6
+
+
+def test_relatives_are_drawn_by_how_often_notes_name_them():
+    # "tía": another female relative; madre weighs 10 of 10 + hermana 5 + hija 5 + abuela 2 + esposa 2 + mujer,
+    # prima, sobrina, nieta 1 each = 28: 0.357
+    seen = draws("tía", "relative")
+    assert seen.most_common(1)[0][0] == "madre" and 0.28 < seen["madre"] / 400 < 0.44
+    assert set(seen) <= {"madre", "hermana", "hija", "abuela", "esposa", "mujer", "prima", "sobrina", "nieta"}
+    assert set(draws("mujer", "relative", 50)) <= {"madre", "hermana", "hija", "abuela", "tía", "esposa",
+                                                   "prima", "sobrina", "nieta"}  # a wife: a female relative
+    assert set(draws("Padres", "relative", 100)) <= {"Tíos", "Abuelos", "Hermanos", "Hijos", "Primos", "Sobrinos",
+                                                     "Nietos"}  # in the case of the original
+
+
+def test_weighted_draws_are_deterministic():
+    for value, kind in (("Pamplona", "territory"), ("Francia", "country"), ("31008", "territory"),
+                        ("tía", "relative")):
+        assert doc(secret=b"s").replace(value, kind=kind).text == doc(secret=b"s").replace(value, kind=kind).text
+
+
+def test_places_inside_institutions_and_streets_become_places_like_the_place_itself():
+    from deid.core._compat.faker_data import countries
+    from deid.core.place_data import FOREIGN_CITIES, SPANISH_MUNICIPALITIES, SPANISH_REGIONS
+
+    d = doc()
+    d.prepare([("Móstoles", "territory"), ("Hospital General de Móstoles", "institution")])
+    town = d.replace("Móstoles", kind="territory").text
+    assert town in SPANISH_MUNICIPALITIES or town in FOREIGN_CITIES
+    assert d.replace("Hospital General de Móstoles", kind="institution").text == f"Hospital General de {town}"
+    street = re.fullmatch(r"Avenida de (\w+) \d, \dº", d.replace("Avenida de Burgos 7, 2º", kind="street").text)
+    assert street and street.group(1) != "Burgos" and street.group(1) in {**SPANISH_MUNICIPALITIES, **FOREIGN_CITIES}
+    lower = d.replace("calle monforte de lemos 12", kind="street").text  # a place of three words, in lower case
+    assert lower.startswith("calle ") and "monforte" not in lower and lower == lower.lower()
+    university = re.fullmatch(r"Universidad de (.+)", d.replace("Universidad de Chile", kind="institution").text)
+    assert university and university.group(1) != "Chile" and university.group(1) in countries("es_ES")
+    # generic words of an institution's name are kept; the region becomes a region
+    centre = d.replace("Centro de Transfusión Sanguínea de Navarra", kind="institution").text
+    assert centre.startswith("Centro de Transfusión Sanguínea de ")
+    assert centre.removeprefix("Centro de Transfusión Sanguínea de ") in set(SPANISH_REGIONS) - {"Navarra"}
+    assert re.fullmatch(r"Hospital La \w+", d.replace("Hospital La Paz", kind="institution").text)  # not Bolivia
+
+
+def test_an_institution_of_generic_words_changes_its_last_one_for_another_of_the_same_sort():
+    d = doc()
+    faculty = re.fullmatch(r"Facultad de (\w+)", d.replace("Facultad de Odontología", kind="institution").text)
+    assert faculty and faculty.group(1) in {"Medicina", "Farmacia", "Enfermería", "Psicología", "Veterinaria",
+                                            "Fisioterapia", "Biología"}
+    assert d.replace("Instituto de Medicina Legal", kind="institution").text == "Instituto de Medicina Forense"
+    hospital = re.fullmatch(r"Hospital General (\w+)", d.replace("Hospital General Universitario",
+                                                                kind="institution").text)
+    assert hospital and hospital.group(1) in {"Provincial", "Comarcal", "Regional", "Central", "Militar"}
+    for i in range(50):  # never a word the name already holds ("Hospital General General")
+        out = doc(key=f"d{i}").replace("Hospital General Universitario", kind="institution").text.split()
+        assert len(set(out)) == 3 and out[:2] == ["Hospital", "General"]
+    alone = d.replace("Hospital", kind="institution").text  # a word of no group: a surname, as before
+    assert alone != "Hospital" and alone in name_lists("es_ES").last
