@@ -1,4 +1,4 @@
-"""Weighted place and country lists that surrogates are drawn from (pure data, no code but lookups).
+"""Weighted place, country and company lists that surrogates are drawn from (pure data).
 
 A pseudonymised corpus trains taggers only if its surrogates look like the values real notes hold: a
 Spanish note names Madrid far more often than Teruel, and Spain far more often than Tuvalu. So places are
@@ -17,6 +17,8 @@ language's notes. The figures are rounded and only their ratios matter.
   for something else are left out ("La Paz" is a hospital in Madrid before it is a city in Bolivia).
 - :data:`SPANISH_POSTCODE_PROVINCES` — the two-digit province prefix of Spanish postcodes, population in
   thousands.
+- :data:`COMPANIES` — pharmaceutical, medical-device and other companies notes name (the maker of a drug, an
+  implant, a device), weighted by how often; the same in every language.
 - :data:`COUNTRY_WEIGHTS` — per language, the weight of the countries a note most often names; every
   other country of the locale's list weighs :data:`OTHER_COUNTRY_WEIGHT`. Spanish weighs about half of all
   draws for Spain itself, as it is in Spanish notes.
@@ -26,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 __all__ = [
+    "COMPANIES",
     "COUNTRY_WEIGHTS",
     "FOREIGN_CITIES",
     "OTHER_COUNTRY_WEIGHT",
@@ -124,4 +127,15 @@ COUNTRY_WEIGHTS: Mapping[str, Mapping[str, float]] = {
         "Brazil": 3, "Colombia": 3, "Honduras": 3, "Japan": 2, "France": 2, "Nigeria": 2,
         "Ukraine": 2, "Pakistan": 2, "Iran": 2, "Israel": 2, "Puerto Rico": 2,
     },
+}
+
+COMPANIES: Mapping[str, int] = {
+    "Pfizer": 10, "Merck": 8, "MSD": 8, "Novartis": 8, "Roche": 8, "Sanofi": 6, "Sanofi Aventis": 3, "Bayer": 6,
+    "GlaxoSmithKline": 5, "AstraZeneca": 5, "Lilly": 5, "Boehringer Ingelheim": 4, "Allergan": 5, "Alcon": 5,
+    "Alcon Cusí": 3, "Medtronic": 5, "Boston Scientific": 4, "Abbott": 5, "Johnson & Johnson": 4, "Janssen": 3,
+    "Siemens": 4, "Philips": 4, "Carl Zeiss": 3, "Zeiss": 2, "Dräger": 2, "B. Braun": 3, "Fresenius": 3,
+    "Baxter": 3, "Grifols": 3, "Almirall": 2, "Esteve": 2, "Ferrer": 2, "Bristol-Myers Squibb": 3,
+    "Schering-Plough": 2, "Biogen": 2, "Chiesi": 2, "Nestlé": 2, "Septodont": 1, "Dentsply": 2, "Straumann": 2,
+    "Bausch & Lomb": 2, "Stryker": 2, "Zimmer": 2, "Smith & Nephew": 2, "Olympus": 2, "GE Healthcare": 2,
+    "Coloplast": 1, "Hewlett Packard": 1,
 }

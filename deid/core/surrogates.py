@@ -72,7 +72,8 @@ Decisions:
   country with Spain about half of the draws (the others: Latin America, Morocco, Romania, neighbours
   first). "Francia" may thus become "España", and the corpus keeps "España" labelled as a country. A
   place or country inside a street or an institution's name ("Hospital General de Móstoles", "Avenida de
-  Burgos") gets the surrogate the place itself gets. Other languages draw cities from Faker's locale;
+  Burgos") gets the surrogate the place itself gets; a company an institution names ("Laboratorios
+  Alcon-Cusí SA", "Boston Scientific") becomes another company of a weighted list. Other languages draw cities from Faker's locale;
   countries in every language come from Faker's list, cleaned (:func:`countries`). Spanish postcodes get
   a province prefix drawn by population, and a capital's code (third digit 0) half of the time.
   Relatives ("madre", "hermanos") become another relative of the same gender and number, the common ones
@@ -486,6 +487,16 @@ def _places(language: str) -> _Places | None:
     return _Places(_WeightedPools.of(cities), _WeightedPools.of(place_data.SPANISH_REGIONS),
                    frozenset(_fold(n) for n in place_data.SPANISH_REGIONS) - municipalities,
                    names, max(len(name.split()) for name in names))
+
+
+def _name_key(name: str) -> str:
+    """How a company name is looked up: folded, hyphens as spaces ("Alcon-Cusi" is "Alcon Cusí")."""
+    return _fold(name.replace("-", " "))
+
+
+_COMPANIES = _WeightedPools.of(place_data.COMPANIES)
+_COMPANY_KEYS = frozenset(_name_key(name) for name in place_data.COMPANIES)
+_COMPANY_LONGEST = max(len(_name_key(name).split()) for name in place_data.COMPANIES)
 
 
 @cache
@@ -1020,10 +1031,19 @@ class DocumentSurrogates:
             out = out.lower()
         return Surrogate(value.replace(stripped, out), kind)
 
-    def _place_at(self, value: str, matches: list[re.Match[str]], i: int, keep: frozenset[str]) -> tuple[int, str] | None:
-        """The place or country named from word ``i`` of ``value`` on ("Hospital de Móstoles", "Avenida de
-        Burgos", "Universidad de Chile"), longest first: the index of its last word and its surrogate, the
-        same as the place's own (a TERRITORIO "Móstoles" of the note gets the same one). None if none."""
+    def _name_at(self, value: str, matches: list[re.Match[str]], i: int, keep: frozenset[str],
+                 companies: bool) -> tuple[int, str] | None:
+        """The place, country or (with ``companies``) company named from word ``i`` of ``value`` on
+        ("Hospital de Móstoles", "Avenida de Burgos", "Universidad de Chile", "Laboratorios Alcon-Cusí SA"),
+        longest first: the index of its last word and its surrogate — a place's is the same as the place's
+        own (a TERRITORIO "Móstoles" of the note gets the same one), a company's another company. None if
+        none."""
+        if companies:
+            for j in range(min(len(matches), i + _COMPANY_LONGEST) - 1, i - 1, -1):
+                whole = value[matches[i].start():matches[j].end()]
+                name = whole.rstrip(".") if _name_key(whole) not in _COMPANY_KEYS else whole
+                if _name_key(name) in _COMPANY_KEYS:
+                    return j, self._draw_weighted(name, "company", _COMPANIES) + whole[len(name):]
         places = _places(self.language)
         if places is None:
             return None
@@ -1039,7 +1059,7 @@ class DocumentSurrogates:
                 return j, surrogate.text + whole[len(name):]
         return None
 
-    def _proper_words(self, value: str, kind: str, keep: frozenset[str]) -> str:
+    def _proper_words(self, value: str, kind: str, keep: frozenset[str], *, companies: bool = False) -> str:
         """Words of a street or institution: generic ones kept, places replaced by places, other proper names,
         numbers and acronyms replaced word by word."""
         matches = list(_WORD_OR_NUMBER.finditer(value))
@@ -1052,7 +1072,7 @@ class DocumentSurrogates:
             word = m.group()
             core = word.rstrip(".")
             folded = _fold(core)
-            if (place := self._place_at(value, matches, i, keep)) is not None:
+            if (place := self._name_at(value, matches, i, keep, companies)) is not None:
                 skip_to, replaced[i] = place
                 last_of[i] = skip_to
                 continue
@@ -1070,7 +1090,8 @@ class DocumentSurrogates:
                 core = matches[i].group().rstrip(".")
                 if _fold(core) not in _PARTICLES and len(core) > 1:
                     other = self._from_groups(core, _GENERIC_GROUPS.get(self.language, ()), "generic")
-                    if other is None or any(not _unlike(other, m.group().rstrip(".")) for m in matches):
+                    if other is None or self._holds_document_word(other) or any(
+                            not _unlike(other, m.group().rstrip(".")) for m in matches):
                         other = self.name_word(core, "last_name")
                     replaced[i] = other + matches[i].group()[len(core):]
                     break
@@ -1086,7 +1107,7 @@ class DocumentSurrogates:
         return _with_case(new, head) + word[cut:]
 
     def _institution(self, value: str, kind: str) -> Surrogate:
-        return Surrogate(self._proper_words(value, kind, _INSTITUTION_WORDS | _PARTICLES), kind)
+        return Surrogate(self._proper_words(value, kind, _INSTITUTION_WORDS | _PARTICLES, companies=True), kind)
 
     def _street(self, value: str, kind: str) -> Surrogate:
         return Surrogate(self._proper_words(value, "street", self._locale.street_words), kind)

@@ -555,3 +555,32 @@ def test_an_institution_of_generic_words_changes_its_last_one_for_another_of_the
         assert len(set(out)) == 3 and out[:2] == ["Hospital", "General"]
     alone = d.replace("Hospital", kind="institution").text  # a word of no group: a surname, as before
     assert alone != "Hospital" and alone in name_lists("es_ES").last
+
+
+def test_a_generic_word_of_the_documents_phi_is_not_drawn_for_another_institution():
+    d = doc()
+    d.prepare([("Facultad de Odontología", "institution"), ("Facultad de Medicina", "institution"),
+               ("Facultad de Farmacia", "institution"), ("Facultad de Enfermería", "institution"),
+               ("Facultad de Psicología", "institution"), ("Facultad de Veterinaria", "institution"),
+               ("Facultad de Fisioterapia", "institution"), ("Facultad de Biología", "institution")])
+    out = d.replace("Facultad de Odontología", kind="institution").text  # every discipline is in the note
+    assert out.startswith("Facultad de ") and out.removeprefix("Facultad de ") in name_lists("es_ES").last
+
+
+def test_companies_an_institution_names_become_other_companies():
+    from deid.core.place_data import COMPANIES
+
+    d = doc()
+    lab = re.fullmatch(r"Laboratorios (.+) SA", d.replace("Laboratorios Alcon-Cusi SA", kind="institution").text)
+    assert lab and lab.group(1) in COMPANIES and "alcon" not in lab.group(1).casefold()
+    for value in ("Merck", "Boston Scientific", "Johnson & Johnson", "Bristol-Myers Squibb"):
+        out = d.replace(value, kind="institution").text
+        assert out in COMPANIES and out != value, value
+        assert len(out.split()) == len(value.split()), value  # the lists have names of one, two, three words
+    assert d.replace("MSD", kind="institution").text in COMPANIES  # an acronym: the name keeps its own case
+    unknown = d.replace("Keramat", kind="institution").text  # in no list: a surname, as before
+    assert unknown in name_lists("es_ES").last
+    # the draws follow the weights: Pfizer weighs 10 of the 131 of the one-word companies other than Roche
+    # (0.076), Septodont 1 (0.008)
+    seen = draws("Roche", "institution")
+    assert "Roche" not in seen and 0.03 < seen["Pfizer"] / 400 < 0.13 and seen["Septodont"] < seen["Pfizer"]
