@@ -1,4 +1,6 @@
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from collections.abc import Callable
+
 from django.dispatch import Signal, receiver
 
 from annotator.models import AuditEvent
@@ -38,3 +40,14 @@ project_page_note = Signal()
 def project_page_notes(*, project) -> list[str]:
     """The lines other apps want the project page to show."""
     return [note for _receiver, note in project_page_note.send(sender=type(project), project=project) if note]
+
+
+# Sent when a record's suggestions become an annotator's draft: a receiver may answer a predicate
+# ``hide(text, span) -> bool`` for suggestions that must not be shown as PHI (the deid app hides eponyms
+# such as "enfermedad de Parkinson"), or None.
+suggestion_guard = Signal()
+
+
+def suggestion_guards(*, project) -> list[Callable]:
+    """The predicates other apps give for hiding a suggestion of ``project`` from annotators."""
+    return [hide for _receiver, hide in suggestion_guard.send(sender=type(project), project=project) if hide]

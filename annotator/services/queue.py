@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, PoolScore, Project, Ranking
+from annotator.signals import suggestion_guards
 from corpus.span_json import read_span, write_span
 
 
@@ -223,7 +224,7 @@ def next_record(*, project: Project, user) -> Handout | None:
     # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
     annotation = Annotation.objects.get(document=document, annotator=user) if has_annotation else None
     if annotation is None:
-        suggestions, possible_missed = _pre_annotations(stored)
+        suggestions, possible_missed = _pre_annotations(stored, text=document.text, project=project)
         annotation = Annotation.objects.create(
             document=document, annotator=user, source=Annotation.Source.HUMAN, state=Annotation.State.DRAFT,
             spans=[{**span, "origin": "model", "status": "pending"} for span in suggestions],
@@ -233,8 +234,15 @@ def next_record(*, project: Project, user) -> Handout | None:
     return Handout(assignment=assignment, annotation=annotation, resumed=False)
 
 
-def _pre_annotations(stored: dict) -> tuple[list[dict], list]:
-    spans = [{**write_span(read_span(s)), "confidence": s.get("confidence")} for s in stored.get("spans", [])]
+def _pre_annotations(stored: dict, *, text: str, project: Project) -> tuple[list[dict], list]:
+    """The stored suggestions that the draft shows, less those another app hides (eponyms), read at hand-out
+    so a project's list of eponyms counts from the moment it is saved."""
+    guards = suggestion_guards(project=project) if stored.get("spans") else []
+    spans = []
+    for item in stored.get("spans", []):
+        span = read_span(item)
+        if not any(hide(text, span) for hide in guards):
+            spans.append({**write_span(span), "confidence": item.get("confidence")})
     return spans, list(stored.get("possible_missed", []))
 
 

@@ -225,3 +225,34 @@ def test_an_edited_draft_survives_expiry_and_its_author_resumes_it(users, projec
     assert again.annotation.pk == first.annotation.pk and again.annotation.version == 2
     assert [(s["start"], s["end"]) for s in again.annotation.spans] == [(19, 22)]
     assert Annotation.objects.filter(document=documents[0]).count() == 1
+
+
+@pytest.mark.django_db
+def test_eponyms_among_the_models_suggestions_are_not_shown_to_the_annotator(users, projects):
+    project = projects["A"]
+    text = "Juan Parkinson, con enfermedad de Parkinson y síndrome de Pardal, visto por la Dra. Pardal."
+    import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name="eponyms")])
+    document = project.documents.get()
+
+    def at(word, nth=0):
+        start = -1
+        for _ in range(nth + 1):
+            start = text.index(word, start + 1)
+        return {"start": start, "end": start + len(word), "label": NAME, "confidence": 0.6}
+
+    name, disease = at("Juan Parkinson"), at("Parkinson", 1)
+    own_eponym, doctor = at("Pardal"), at("Pardal", 1)
+    rank(project, [document], spans=[name, disease, own_eponym, doctor])
+    first = next_record(project=project, user=users["annotator"])
+    # the built-in guard: the disease goes, the man named Parkinson stays; "Pardal" is no eponym yet
+    assert first.annotation.suggested == [name, own_eponym, doctor]
+    assert [(s["start"], s["end"]) for s in first.annotation.spans] == [(0, 14), (58, 64), (84, 90)]
+
+    # a project's own eponym counts from the moment it is saved: the next hand-out hides the syndrome only
+    project.eponyms = ["Pardal"]
+    project.save(update_fields=["eponyms"])
+    Annotation.objects.all().delete()
+    Assignment.objects.all().delete()
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.POOL)
+    again = next_record(project=project, user=users["lead"])
+    assert again.annotation.suggested == [name, doctor]
