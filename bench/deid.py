@@ -359,12 +359,12 @@ def speed_figures(tagger: CRFTagger, docs: Sequence[Document], settings: Surroga
                 timings[name].append(time.perf_counter() - started)
     tag_s, deid_s, conceal_s = min(timings["tag"]), min(timings["deidentify"]), min(timings["conceal"])
     return {"tokens": n_tokens, "documents": len(docs), "rounds": rounds,
-            "tag_seconds": round(tag_s, 3), "deidentify_seconds": round(deid_s, 3),
+            "tag_seconds": round(tag_s, 6), "deidentify_seconds": round(deid_s, 6),
             "tag_tokens_per_second": round(n_tokens / tag_s), "deidentify_tokens_per_second": round(n_tokens / deid_s),
             "overhead_ratio": round(deid_s / tag_s, 3),
             # concealment timed on its own (the predicted spans of a tagging pass): the overhead without the
             # noise of two tagging passes, which on a shared machine can exceed it
-            "conceal_seconds": round(conceal_s, 3), "conceal_overhead_ratio": round((tag_s + conceal_s) / tag_s, 3)}
+            "conceal_seconds": round(conceal_s, 6), "conceal_overhead_ratio": round((tag_s + conceal_s) / tag_s, 3)}
 
 
 def checks(result: dict) -> dict:

@@ -156,7 +156,9 @@ def test_killing_the_worker_mid_retrain_ends_with_exactly_one_new_model(loop_pro
     replacement = worker_factory(processes=1)
     job = _wait(lambda: RetrainJob.objects.filter(pk=job.pk, status="done").first(), 180, replacement,
                 "the retrain to be resumed and finished")
-    assert job.attempt == 2
+    # Taken over: as attempt 2 when recovery claims it first, as attempt 3 when the new worker first ends the
+    # dead attempt at its start (whether the killed process is gone by then is a matter of timing).
+    assert job.attempt in (2, 3)
     versions = ModelVersion.objects.filter(project=project)
     assert versions.count() == 1 and versions.get().is_current and job.model_version_id == versions.get().pk
     ranking = Ranking.objects.get(project=project, is_current=True)
