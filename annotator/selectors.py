@@ -140,6 +140,28 @@ def _submitted_pool_annotations(project: Project) -> QuerySet[Annotation]:
     )
 
 
+def double_annotated(*, project: Project) -> list[dict]:
+    """The pool records that two or more people submitted: ``{"id", "external_id", "text", "submitted_at"
+    (the latest), "spans": {username: [Span, …]}}`` each, in the order of their latest submission.
+
+    Only the annotations people submitted here count (imported ones have nobody's name); silver spans never
+    do. For the lead's agreement figures: this holds every annotator's work side by side."""
+    rows = (_submitted_pool_annotations(project)
+            .filter(annotator__isnull=False)
+            .order_by("document_id", "annotator__username")
+            .values_list("document_id", "document__external_id", "document__text", "annotator__username", "spans",
+                         "submitted_at"))
+    records: dict[int, dict] = {}
+    for document_id, external_id, text, username, spans, submitted_at in rows:
+        record = records.setdefault(document_id, {"id": document_id, "external_id": external_id, "text": text,
+                                                  "submitted_at": submitted_at, "spans": {}})
+        record["spans"][username] = list(gold_spans(spans))
+        if submitted_at and (record["submitted_at"] is None or submitted_at > record["submitted_at"]):
+            record["submitted_at"] = submitted_at
+    double = [r for r in records.values() if len(r["spans"]) >= 2]
+    return sorted(double, key=lambda r: (r["submitted_at"] or timezone.now(), r["id"]))
+
+
 def submission_count(*, project: Project) -> int:
     """Submitted annotations of pool documents (what the loop's batch size counts)."""
     return _submitted_pool_annotations(project).count()

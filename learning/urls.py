@@ -1,7 +1,7 @@
 from django.urls import path
 
-from learning.api import loop as loop_api
-from learning.views import clusters, dashboard, loop, people
+from learning.api import agreement as agreement_api, loop as loop_api
+from learning.views import agreement, clusters, dashboard, loop, people
 
 app_name = "learning"
 urlpatterns = [
@@ -13,7 +13,9 @@ urlpatterns = [
     path("projects/<int:project_id>/simulations/<int:run_id>/", dashboard.simulation, name="simulation"),
     path("projects/<int:project_id>/people/", people.people, name="people"),
     path("projects/<int:project_id>/clusters/", clusters.clusters, name="clusters"),
+    path("projects/<int:project_id>/agreement/", agreement.agreement, name="agreement"),
     path("api/projects/<int:project_id>/loop/", loop_api.LoopStateView.as_view(), name="api-loop"),
     path("api/projects/<int:project_id>/retrain/", loop_api.RetrainView.as_view(), name="api-retrain"),
     path("api/projects/<int:project_id>/retrains/<int:job_id>/", loop_api.RetrainJobView.as_view(), name="api-job"),
+    path("api/projects/<int:project_id>/agreement/", agreement_api.AgreementView.as_view(), name="api-agreement"),
 ]

@@ -75,3 +75,33 @@ def test_span_matches_count_both_sides_and_overlap_needs_the_same_label():
     # one long span against two short ones: all three matched, relaxed
     assert span_matches([Span(0, 23, "X")], [Span(0, 3, "X"), Span(17, 23, "X")]) == (0, 3)
     assert span_matches([Span(0, 3, "X")], [Span(3, 8, "X")]) == (0, 0)  # touching is not overlapping
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kappa_and_alpha_equal_scikit_learns_and_the_krippendorff_packages(seed):
+    import krippendorff
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from learning.core.agreement import cohen_kappa, nominal_alpha
+
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, 4, size=300)
+    second = np.where(rng.random(300) < 0.7, first, rng.integers(0, 4, size=300))
+    assert cohen_kappa(first, second) == pytest.approx(cohen_kappa_score(first, second), abs=1e-12)
+    matrix = rng.integers(0, 5, size=(4, 200)).astype(float)
+    matrix[:, :150] = matrix[0, :150]  # mostly agreeing
+    matrix[rng.random(matrix.shape) < 0.25] = np.nan  # some annotators did not mark some units
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    assert nominal_alpha(matrix) == pytest.approx(expected, abs=1e-12)
+
+
+def test_per_record_and_per_group_figures_are_those_of_their_records_alone():
+    records = [RecordSubmissions(TEXT, {"a": A, "b": B}), RecordSubmissions(TEXT, {"a": A, "b": A}),
+               RecordSubmissions(TEXT, {"a": A}), RecordSubmissions(TEXT, {"b": B, "c": C})]
+    figures = agreement(records, labels=[], groups=["mon", "mon", "tue", "tue"])
+    assert figures["records"] == 3 and [r["unanimous"] for r in figures["per_record"]] == [False, True, False]
+    for kept, row in zip((records[0], records[1], records[3]), figures["per_record"]):
+        assert row == {**agreement([kept], labels=[])["overall"], "unanimous": row["unanimous"]}
+    assert figures["per_group"]["mon"] == {**agreement(records[:2], labels=[])["overall"], "records": 2}
+    assert figures["per_group"]["tue"]["records"] == 1  # the record with one annotator is not counted
