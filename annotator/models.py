@@ -37,6 +37,24 @@ class Project(models.Model):
     )
     recall_bias_beta = models.FloatField(null=True, blank=True)
     annotators_per_document = models.PositiveSmallIntegerField(default=1)
+
+    class Adjudication(models.TextChoices):
+        UNANIMOUS = "unanimous", "Automatically when every annotator marked the same spans"
+        MAJORITY = "majority", "Automatically by majority vote (three annotators or more), else by a person"
+
+    adjudication = models.CharField(
+        max_length=16, choices=Adjudication.choices, default=Adjudication.UNANIMOUS,
+        help_text="When a record that several people annotated is adjudicated without a person.",
+    )
+
+    class Awaiting(models.TextChoices):
+        LEFT_OUT = "left_out", "Left out of training, evaluation and export"
+        AGREED = "agreed", "Used with only the spans every annotator marked"
+
+    awaiting_adjudication = models.CharField(
+        max_length=16, choices=Awaiting.choices, default=Awaiting.LEFT_OUT,
+        help_text="What a record whose annotators disagree counts for until it is adjudicated.",
+    )
     assignment_timeout_minutes = models.PositiveIntegerField(default=60)
     eponyms = models.JSONField(default=list, blank=True)
     gazetteers = models.JSONField(default=dict, blank=True)
@@ -73,6 +91,7 @@ class Membership(models.Model):
         ADMIN = "admin", "Admin"
         LEAD = "lead", "Project lead"
         ANNOTATOR = "annotator", "Annotator"
+        ADJUDICATOR = "adjudicator", "Annotator and adjudicator"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
@@ -129,6 +148,7 @@ class Annotation(models.Model):
     class Source(models.TextChoices):
         HUMAN = "human", "Annotated here"
         IMPORT = "import", "Imported"
+        ADJUDICATED = "adjudicated", "Adjudicated"
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="annotations")
     annotator = models.ForeignKey(
@@ -149,6 +169,11 @@ class Annotation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # An adjudicated annotation (source "adjudicated", nobody's own: annotator is empty): who decided it, or
+    # nobody when the submissions agreed and it was adjudicated automatically.
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="adjudications"
+    )
 
     class Meta:
         ordering = ["id"]
@@ -156,6 +181,9 @@ class Annotation(models.Model):
             models.UniqueConstraint(
                 fields=["document", "annotator"], condition=Q(annotator__isnull=False),
                 name="one_annotation_per_person_and_document",
+            ),
+            models.UniqueConstraint(
+                fields=["document"], condition=Q(source="adjudicated"), name="one_adjudication_per_document",
             ),
         ]
         indexes = [models.Index(fields=["document", "state"])]
@@ -223,6 +251,7 @@ class AuditEvent(models.Model):
         LOGOUT = "logout", "Logout"
         VIEW = "view", "View"
         EDIT = "edit", "Edit"
+        ADJUDICATE = "adjudicate", "Adjudicate"
         IMPORT = "import", "Import"
         EXPORT = "export", "Export"
         DEIDENTIFY = "deidentify", "De-identify"

@@ -5,6 +5,9 @@ the project. Superusers are admins of every project. Outsiders (and anonymous vi
 project they do not belong to answers 404, as if it did not exist; a member asking for something their role
 does not allow gets 403 with the reason.
 
+An adjudicator is an annotator who may also adjudicate: see every submission of a record whose annotators
+disagree — but not of a record they annotated themselves — and decide its gold.
+
 What an annotator sees is narrower than the project: the records handed to them and their own annotations —
 never another annotator's work (double annotation must stay independent), never the evaluation set, never
 people's cost fits, model internals, job errors, clusters, simulations or the audit log.
@@ -20,6 +23,7 @@ from django.http import Http404
 from annotator.models import Annotation, Assignment, Document, Membership, Project
 
 ADMIN, LEAD, ANNOTATOR = Membership.Role.ADMIN, Membership.Role.LEAD, Membership.Role.ANNOTATOR
+ADJUDICATOR = Membership.Role.ADJUDICATOR  # an annotator who also adjudicates (records they did not annotate)
 MANAGING_ROLES = (ADMIN, LEAD)
 
 
@@ -32,17 +36,19 @@ class Can(Enum):
     SEE_MODEL = "see the model, its jobs, clusters and simulations"
     SEE_PEOPLE = "see annotators' figures and cost fits"
     SEE_AUDIT = "see the audit log"
+    ADJUDICATE = "adjudicate records on which annotators disagree"
     MANAGE = "import, export, retrain and change the project's settings"
 
 
 # The rule: which roles may do each thing. Nothing else in the code decides it.
 RULES: dict[Can, frozenset[str]] = {
-    Can.SEE_PROJECT: frozenset({ADMIN, LEAD, ANNOTATOR}),
-    Can.ANNOTATE: frozenset({ADMIN, LEAD, ANNOTATOR}),
+    Can.SEE_PROJECT: frozenset({ADMIN, LEAD, ANNOTATOR, ADJUDICATOR}),
+    Can.ANNOTATE: frozenset({ADMIN, LEAD, ANNOTATOR, ADJUDICATOR}),
     Can.SEE_ALL_RECORDS: frozenset({ADMIN, LEAD}),
     Can.SEE_MODEL: frozenset({ADMIN, LEAD}),
     Can.SEE_PEOPLE: frozenset({ADMIN, LEAD}),
     Can.SEE_AUDIT: frozenset({ADMIN, LEAD}),
+    Can.ADJUDICATE: frozenset({ADMIN, LEAD, ADJUDICATOR}),
     Can.MANAGE: frozenset({ADMIN, LEAD}),
 }
 
@@ -128,3 +134,27 @@ def annotations_for(*, user, project: Project) -> QuerySet[Annotation]:
     if role_allows(role, Can.SEE_ALL_RECORDS):
         return annotations
     return annotations.filter(annotator=user, document__role=Document.Role.POOL)
+
+
+def judges_own_work(*, user, document: Document) -> bool:
+    """True for an adjudicator (not a lead or admin) asked about a record they annotated themselves."""
+    return (not role_allows(role_in(user=user, project=document.project_id), Can.MANAGE)
+            and Annotation.objects.filter(document=document, annotator=user).exists())
+
+
+def adjudicable_document(user, project_id, document_id) -> Document:
+    """The record, if the user may adjudicate it: 404 for outsiders and for a record with fewer than two
+    submissions (nothing to adjudicate), 403 for members who may not adjudicate and for an adjudicator's own
+    record."""
+    project = project_for(user, project_id, Can.ADJUDICATE)
+    try:
+        document = Document.objects.select_related("project").get(project=project, pk=int(document_id))
+    except (Document.DoesNotExist, TypeError, ValueError):
+        raise Http404("no such record") from None
+    submissions = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
+                                            source=Annotation.Source.HUMAN).count()
+    if submissions < 2:
+        raise Http404("this record has fewer than two submissions: there is nothing to adjudicate")
+    if judges_own_work(user=user, document=document):
+        raise PermissionDenied("you annotated this record yourself: a lead or another adjudicator decides it")
+    return document

@@ -3,35 +3,93 @@
 Who may read what is decided in ``annotator.permissions``."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
+from itertools import groupby
 
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Project
-from corpus.span_json import gold_spans
+from corpus.adjudication import agreed_spans
+from corpus.span_json import gold_spans, read_span, write_span
 from corpus.types import Document as CorpusDocument
 
 
-def gold_documents(
-    *, project: Project, include_evaluation: bool = True, role: str | None = None
-) -> list[CorpusDocument]:
-    """One document per annotated text: its latest submitted annotation, without silver spans.
-
-    ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on).
-    """
+def _gold_rows(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool):
+    """The submitted annotations that may hold gold, grouped by document (in document order)."""
     rows = Annotation.objects.filter(document__project=project, state=Annotation.State.SUBMITTED)
     if not include_evaluation:
         rows = rows.filter(document__role=Document.Role.POOL)
     if role is not None:
         rows = rows.filter(document__role=role)
-    rows = rows.order_by("document_id", "-submitted_at", "-id").distinct("document_id").values_list(
-        "document__external_id", "document__text", "document__meta", "spans",
-    )
+    fields = ["document_id", "document__status", "source", "spans"]
+    if with_text:
+        fields += ["document__external_id", "document__text", "document__meta"]
+    rows = rows.order_by("document_id", "-submitted_at", "-id").values_list(*fields)
+    return groupby(rows, key=lambda row: row[0])
+
+
+def gold_of(*, status: str, annotations: Sequence[tuple[str, list]], agreed_only: bool) -> list[dict] | None:
+    """**The gold rule**, the one used by training, evaluation, export and the dashboard: which stored spans
+    are a record's gold, from its document status and its submitted annotations ``(source, spans)``, newest
+    first. None when the record has no gold (yet).
+
+    1. An adjudicated annotation, when there is one.
+    2. Else an imported annotation (the newest): imported gold is gold.
+    3. Else a record that one person was asked to annotate (status "submitted" with one submission): it.
+    4. Else the record awaits adjudication — more than one submission that differ (those that agree are
+       adjudicated when the last one comes in), or fewer than the project asks for: no gold, or, when the
+       project says so (``agreed_only``), the spans every submission holds.
+    """
+    for source, spans in annotations:
+        if source == Annotation.Source.ADJUDICATED:
+            return spans
+    for source, spans in annotations:
+        if source == Annotation.Source.IMPORT:
+            return spans
+    human = [spans for source, spans in annotations if source == Annotation.Source.HUMAN]
+    if len(human) == 1 and status in (Document.Status.SUBMITTED, Document.Status.ADJUDICATED):
+        return human[0]
+    if agreed_only and len(human) >= 2:
+        agreed = set(agreed_spans({str(i): gold_spans(spans) for i, spans in enumerate(human)}))
+        return [item for item in human[0] if item.get("origin") != "silver" and read_span(item) in agreed]
+    return None
+
+
+def _agreed_only(project: Project) -> bool:
+    return project.awaiting_adjudication == Project.Awaiting.AGREED
+
+
+def gold_documents(
+    *, project: Project, include_evaluation: bool = True, role: str | None = None
+) -> list[CorpusDocument]:
+    """One document per record with gold under :func:`gold_of`, without silver spans.
+
+    ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on).
+    """
     documents = []
-    for external_id, text, meta, spans in rows:
-        documents.append(CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {}))
+    agreed_only = _agreed_only(project)
+    for _document_id, group in _gold_rows(project=project, include_evaluation=include_evaluation, role=role,
+                                          with_text=True):
+        group = list(group)
+        _, status, _, _, external_id, text, meta = group[0]
+        spans = gold_of(status=status, annotations=[(row[2], row[3]) for row in group], agreed_only=agreed_only)
+        if spans is not None:
+            documents.append(CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {}))
     return documents
+
+
+def gold_document_ids(*, project: Project, role: str | None = None) -> list[int]:
+    """The ids of the records with gold under :func:`gold_of` (without reading their texts)."""
+    agreed_only = _agreed_only(project)
+    ids = []
+    for document_id, group in _gold_rows(project=project, role=role, with_text=False):
+        group = list(group)
+        if gold_of(status=group[0][1], annotations=[(row[2], row[3]) for row in group],
+                   agreed_only=agreed_only) is not None:
+            ids.append(document_id)
+    return ids
 
 
 def project_overview(*, project: Project) -> dict:
@@ -254,3 +312,78 @@ def project_events(
 
 def _start_of_day(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
+
+
+# Adjudication ---------------------------------------------------------------------------------------------
+
+def submitted_spans(*, document: Document) -> dict[str, tuple]:
+    """The people's submitted spans on the record, by user name (imported and adjudicated ones left out)."""
+    rows = (Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
+                                      source=Annotation.Source.HUMAN, annotator__isnull=False)
+            .values_list("annotator__username", "spans"))
+    return {username: gold_spans(spans) for username, spans in rows}
+
+
+def adjudication_queue(*, project: Project, user) -> QuerySet[Document]:
+    """The records awaiting a person's decision, oldest first: complete (status "submitted") with two or more
+    submissions and no adjudicated gold — for an adjudicator who is not a lead, without those they annotated."""
+    from django.db.models import Count, Q
+
+    from annotator.permissions import Can, role_allows, role_in
+
+    queue = (Document.objects.filter(project=project, status=Document.Status.SUBMITTED)
+             .annotate(submissions=Count("annotations", filter=Q(annotations__source=Annotation.Source.HUMAN,
+                                                                  annotations__state=Annotation.State.SUBMITTED)))
+             .filter(submissions__gte=2).order_by("id"))
+    if not role_allows(role_in(user=user, project=project), Can.MANAGE):
+        queue = queue.exclude(annotations__annotator=user)
+    return queue
+
+
+def _adjudication_segments(text: str, agreed: list, conflicts: list) -> list[dict]:
+    """The text cut into plain pieces, agreed spans and conflict stretches (numbered from 0), for display."""
+    marks = [(s.start, s.end, {"label": s.label, "kind": "agreed"}) for s in agreed]
+    marks += [(c.start, c.end, {"kind": "conflict", "conflict": i}) for i, c in enumerate(conflicts)]
+    segments, position = [], 0
+    for start, end, mark in sorted(marks, key=lambda m: (m[0], -m[1])):
+        start = max(start, position)
+        if end <= start:
+            continue
+        if start > position:
+            segments.append({"text": text[position:start], "kind": "plain"})
+        segments.append({"text": text[start:end], **mark})
+        position = end
+    if position < len(text):
+        segments.append({"text": text[position:], "kind": "plain"})
+    return segments
+
+
+def adjudication_payload(*, document: Document, user) -> dict:
+    """What the adjudication page and API show of a record: its text once, the spans everybody marked, each
+    conflict with every annotator's version, the gold already decided (if any) and the queue after it."""
+    from corpus.adjudication import conflicts as find_conflicts
+
+    by_annotator = submitted_spans(document=document)
+    agreed = agreed_spans(by_annotator)
+    found = find_conflicts(by_annotator)
+    gold = (Annotation.objects.filter(document=document, source=Annotation.Source.ADJUDICATED)
+            .values_list("spans", flat=True).first())
+    remaining = adjudication_queue(project=document.project, user=user).exclude(pk=document.pk)
+    following = remaining.filter(pk__gt=document.pk).values_list("pk", flat=True).first()
+    if following is None:
+        following = remaining.values_list("pk", flat=True).first()
+    return {
+        "document": {"id": document.pk, "external_id": document.external_id, "text": document.text,
+                     "status": document.status},
+        "labels": list(document.project.labels),
+        "annotators": sorted(by_annotator),
+        "agreed": [write_span(s) for s in agreed],
+        "conflicts": [{"start": c.start, "end": c.end, "text": document.text[c.start:c.end],
+                       "versions": {name: [{**write_span(s), "text": document.text[s.start:s.end]} for s in spans]
+                                    for name, spans in c.versions.items()}}
+                      for c in found],
+        "gold": [write_span(s) for s in gold_spans(gold)] if gold is not None else None,
+        "segments": _adjudication_segments(document.text, agreed, found),
+        "next_document": following,
+        "remaining": remaining.count(),
+    }

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotator.views import audit, imports, projects
+from annotator.views import adjudication, audit, imports, projects
 
 app_name = "annotator"
 urlpatterns = [
@@ -11,6 +11,8 @@ urlpatterns = [
     path("projects/<int:project_id>/documents/<int:document_id>/", projects.document_detail, name="document-detail"),
     path("projects/<int:project_id>/annotate/", projects.annotate_next, name="annotate-next"),
     path("projects/<int:project_id>/annotate/<int:document_id>/", projects.annotate, name="annotate"),
+    path("projects/<int:project_id>/adjudication/", adjudication.adjudication_queue_page, name="adjudication-queue"),
+    path("projects/<int:project_id>/adjudication/<int:document_id>/", adjudication.adjudicate, name="adjudicate"),
     path("projects/<int:project_id>/audit/", audit.audit_log, name="audit"),
     path("projects/<int:project_id>/audit.csv", audit.audit_csv, name="audit-csv"),
 ]

@@ -18,7 +18,7 @@ def main() -> None:
     setup_scratch_database()
     from corpus.formats import read_corpus, write_corpus
     from corpus.span_json import write_span
-    from annotator.models import Annotation, Document, Project
+    from annotator.models import Annotation, Document
     from annotator.services.exports import export_corpus
     from annotator.services.imports import content_hash, import_path
     from annotator.services.projects import create_project

@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from annotator.api import imports, views
+from annotator.api import adjudication, imports, views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -18,6 +18,10 @@ urlpatterns = [
     path("projects/<int:project_id>/import/", imports.ImportView.as_view(), name="project-import"),
     path("projects/<int:project_id>/imports/<int:job_id>/", imports.ImportJobView.as_view(), name="project-import-job"),
     path("projects/<int:project_id>/next/", views.NextRecordView.as_view(), name="project-next"),
+    path("projects/<int:project_id>/adjudication/", adjudication.AdjudicationQueueView.as_view(),
+         name="project-adjudication-queue"),
+    path("projects/<int:project_id>/adjudication/<int:document_id>/", adjudication.AdjudicationView.as_view(),
+         name="project-adjudication"),
     path("annotations/<int:annotation_id>/", views.WorkbenchAnnotationView.as_view(), name="annotation-workbench"),
     path("annotations/<int:annotation_id>/draft/", views.DraftView.as_view(), name="annotation-draft"),
     path("annotations/<int:annotation_id>/submit/", views.SubmitView.as_view(), name="annotation-submit"),

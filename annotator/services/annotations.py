@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotator.corrections import Corrections, count_corrections
 from corpus.formats import validate_spans
 from annotator.models import Annotation, Assignment, AuditEvent, Document
+from annotator.services.adjudication import adjudicate_if_agreed
 from annotator.services.audit import record_event
 from annotator.permissions import can_manage
 from annotator.services.queue import NotAssigned, extend_assignment, hold_assignment
@@ -161,9 +162,13 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
 
         Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
     # With one annotator per record this submission completes it; with more, count the submissions.
+    # With two or more, the last one also adjudicates the record when the submissions agree.
     needed = document.project.annotators_per_document
-    if needed <= 1 or Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).count() >= needed:
+    submitted = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
+                                          source=Annotation.Source.HUMAN)
+    if needed <= 1 or submitted.count() >= needed:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.SUBMITTED)
+        adjudicate_if_agreed(document)
     record_event(user=user, action=AuditEvent.Action.EDIT, project=document.project, obj=annotation,
                  detail={"submitted": True, "version": annotation.version, **corrections.as_dict()})
     transaction.on_commit(lambda: _announce_submission(annotation))

@@ -10,7 +10,9 @@ from annotator.permissions import (
     Can, allows, annotations_for, documents_for, project_for, projects_for, role_in,
     visible_project,
 )
-from annotator.selectors import document_segments, open_annotation, project_overview, workbench_payload
+from annotator.selectors import (
+    adjudication_queue, document_segments, open_annotation, project_overview, workbench_payload,
+)
 from annotator.services.audit import record_event
 from annotator.services.notify import active_annotators
 from annotator.services.queue import next_record, records_waiting
@@ -42,6 +44,8 @@ def project_detail(request, project_id: int):
         "role": role_in(user=request.user, project=project),
         "can_manage": manages,
         "can_see_people": sees_people,
+        "adjudication_waiting": (adjudication_queue(project=project, user=request.user).count()
+                                 if allows(user=request.user, project=project, action=Can.ADJUDICATE) else None),
         "members": (project.memberships.select_related("user").order_by("role", "user__username")
                     if sees_people else []),
         # Who is annotating what, for leads; the page keeps it current over the project's websocket.

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from annotator.models import Annotation, Document, Project
-from annotator.selectors import gold_documents, project_overview
+from annotator.models import Document, Project
+from annotator.selectors import gold_document_ids, gold_documents, project_overview
 from deid.core.release_planner import (
     PUBLISHER_DEFAULTS,
     AttackerParameters,
@@ -141,11 +141,7 @@ def planner_inputs(*, project: Project) -> PlannerInputs:
     """The project's measured curve, counts, PHI per document and the time an average record takes."""
     gold = gold_documents(project=project)
     overview = project_overview(project=project)
-    annotated = (
-        Annotation.objects.filter(document__project=project, document__role=Document.Role.POOL,
-                                  state=Annotation.State.SUBMITTED)
-        .values("document_id").distinct().count()
-    )
+    annotated = len(gold_document_ids(project=project, role=Document.Role.POOL))
     return PlannerInputs(
         points=_measured_points(project),
         annotated_documents=annotated,

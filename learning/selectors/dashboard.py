@@ -12,7 +12,8 @@ from typing import Any, Iterable, Sequence
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from annotator.models import Annotation, Document, Project
+from annotator.models import Document, Project
+from annotator.selectors import gold_document_ids
 from learning.core.simulation import DOCS_TO_TARGETS, docs_to
 from learning.models import ModelVersion, SimulationRun
 
@@ -272,9 +273,7 @@ def recent_simulations(*, project: Project) -> list[SimulationRun]:
 
 def annotated_pool_documents(*, project: Project) -> int:
     """Pool documents with submitted gold: the documents a simulation can replay."""
-    return (Annotation.objects.filter(document__project=project, document__role=Document.Role.POOL,
-                                      state=Annotation.State.SUBMITTED)
-            .values("document_id").distinct().count())
+    return len(gold_document_ids(project=project, role=Document.Role.POOL))
 
 
 # --------------------------------------------------------------------------------------------------

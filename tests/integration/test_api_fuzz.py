@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 
-from annotator.models import Annotation, Document, Membership
+from annotator.models import Document, Membership
 from annotator.services.imports import import_documents
 from annotator.services.projects import create_project, set_membership
 from annotator.services.queue import next_record

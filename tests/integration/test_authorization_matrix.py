@@ -70,6 +70,13 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # The workbench shows the user's own annotation of the record; nobody else has one of the annotator's record.
     ("annotator:annotate", "GET"): {"own": (LOGIN, 404, 200, 404, 404, 404),
                                     "other": (LOGIN, 404, 404, 404, 404, 404)},
+    ("annotator:adjudication-queue", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
+                                              "other": (LOGIN, 404, 404, 404, 404, 200)},
+    # The record was handed to one annotator: nothing to adjudicate (404) for those who may adjudicate.
+    ("annotator:adjudicate", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                      "other": (LOGIN, 404, 404, 404, 404, 404)},
+    ("annotator:adjudicate", "POST"): {"own": (LOGIN, 405, 405, 405, 405, 405),
+                                       "other": (LOGIN, 405, 405, 405, 405, 405)},
     ("annotator:audit", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
                                  "other": (LOGIN, 404, 404, 404, 404, 200)},
     ("annotator:audit-csv", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
@@ -171,6 +178,12 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
                               "other": (403, 405, 405, 405, 405, 405)},
     ("project-next", "POST"): {"own": (403, 404, 200, 200, 200, 200),
                                "other": (403, 404, 404, 404, 404, 200)},
+    ("project-adjudication-queue", "GET"): {"own": (403, 404, 403, 403, 200, 200),
+                                            "other": (403, 404, 404, 404, 404, 200)},
+    ("project-adjudication", "GET"): {"own": (403, 404, 403, 403, 404, 404),
+                                      "other": (403, 404, 404, 404, 404, 404)},
+    ("project-adjudication", "POST"): {"own": (403, 404, 403, 403, 404, 404),
+                                       "other": (403, 404, 404, 404, 404, 404)},
     # own: the annotator's annotation; other: an annotation in project B. Only its author may open or write it.
     ("annotation-workbench", "GET"): {"own": (403, 404, 200, 404, 404, 404),
                                       "other": (403, 404, 404, 404, 404, 404)},

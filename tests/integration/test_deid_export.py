@@ -50,6 +50,11 @@ def gold(projects):
     return projects["A"], {note.name: note for note in notes}
 
 
+def holds_word(text: str, value: str) -> bool:
+    """Whether ``value`` occurs in ``text`` as whole words (not inside a longer word, as "Ana" in "Mariana")."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+
+
 def exported(path, fmt) -> dict[str, Document]:
     return {doc.name: doc for doc in read_corpus(path, fmt)}
 
@@ -89,7 +94,10 @@ def test_every_concealment_in_every_format_keeps_the_spans_on_their_replacements
     if fmt != "conll":
         for name, note in notes.items():
             names = {note.text[s.start:s.end] for s in note.spans if s.label == PERSON}
-            assert not any(value in docs[name].text for value in names if len(value) > 3), (name, names)
+            # as whole words: a surrogate may hold a name inside a longer word ("Sola" in "Solana"); which one
+            # does depends on the project's id, so a substring test failed in some runs and not in others
+            left = [value for value in names if len(value) > 3 and holds_word(docs[name].text, value)]
+            assert left == [], (name, names)
 
 
 def test_a_deidentified_brat_export_imports_back_with_its_spans(gold, tmp_path, users):
@@ -131,7 +139,8 @@ def test_surrogates_agree_on_a_re_export_and_differ_between_projects(gold, tmp_p
     report = (tmp_path / "first.report.json").read_text()
     for name, note in notes.items():
         originals = [note.text[s.start:s.end] for s in note.spans if s.label == PERSON]
-        assert originals and not any(value in ours[name].text or value in report for value in originals)
+        assert originals and not any(holds_word(ours[name].text, value) or holds_word(report, value)
+                                     for value in originals)
 
 
 def test_the_report_counts_each_label_and_strategy_and_the_eponyms_kept(projects, tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from learning.selectors.measured_costs import cost_fits
 from learning.models import ModelVersion
-from tests.seeding import SECONDS_PER_FN, SECONDS_PER_TOKEN, seed_dashboard_project
+from tests.seeding import SECONDS_PER_TOKEN, seed_dashboard_project
 
 pytestmark = pytest.mark.django_db
 

@@ -150,9 +150,9 @@ def expire(user) -> None:
 
 def gold_by_annotator(document: Document) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for username in Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED).values_list(
-        "annotator__username", flat=True
-    ):
+    for username in Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
+                                              source=Annotation.Source.HUMAN).values_list("annotator__username",
+                                                                                          flat=True):
         counts[username] = counts.get(username, 0) + 1
     return counts
 
@@ -160,14 +160,19 @@ def gold_by_annotator(document: Document) -> dict[str, int]:
 def settled(document: Document, *, needed: int, third=None) -> str | None:
     """What is wrong with a record once everyone who could submit it has: None when it is right.
 
-    A submitted record is never handed out again; with ``third``, that person actually asks for it.
+    A submitted record is never handed out again; with ``third``, that person actually asks for it. With
+    two people or more (who submit the same spans here), the record is adjudicated at once, exactly once.
     """
     gold = gold_by_annotator(document)
     if len(gold) != needed or any(n != 1 for n in gold.values()):
         return f"gold annotations by annotator {gold}, {needed} people wanted"
     status = Document.objects.get(pk=document.pk).status
-    if status != Document.Status.SUBMITTED:
+    wanted = Document.Status.ADJUDICATED if needed >= 2 else Document.Status.SUBMITTED
+    if status != wanted:
         return f"record left {status!r}"
+    adjudicated = Annotation.objects.filter(document=document, source=Annotation.Source.ADJUDICATED).count()
+    if adjudicated != (1 if needed >= 2 else 0):
+        return f"{adjudicated} adjudicated annotations"
     if third is not None and next_record(project=document.project, user=third) is not None:
         return f"handed to a third person ({third.username}) afterwards"
     return None
@@ -384,7 +389,7 @@ def test_a_double_annotated_record_half_submitted_is_not_handed_to_a_third_perso
     # Ana's is done and Lea's open: the record has its two people, and the next one goes out instead.
     assert next_record(project=project, user=users["admin"]).annotation.document_id == second.pk
     submit(annotation_id=theirs.pk, user=lea, version=1, spans=EDITED)
-    assert Document.objects.get(pk=mine.document_id).status == Document.Status.SUBMITTED
+    assert Document.objects.get(pk=mine.document_id).status == Document.Status.ADJUDICATED  # the same spans
     assert len(gold_by_annotator(Document.objects.get(pk=mine.document_id))) == 2
 
 

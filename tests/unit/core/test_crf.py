@@ -10,7 +10,7 @@ from learning.core.features import FeatureCache
 from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
 from learning.core.taggers.crf import CRFModelFormatError, CRFTagger, read_crfsuite_weights
 from corpus.text import tokenize
-from corpus.types import Document, Span
+from corpus.types import Document
 
 from .meddocan import read_split
 from .toy import NoteBuilder
