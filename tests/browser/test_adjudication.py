@@ -1,0 +1,102 @@
+"""Adjudication in a real browser, by keyboard alone: two records whose annotators disagree are decided one
+after the other, and the gold stored is what the keys chose."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from annotator.models import Annotation, Document, Membership
+from annotator.selectors import gold_documents
+from annotator.services.annotations import submit
+from annotator.services.imports import import_documents
+from annotator.services.projects import create_project, set_membership
+from annotator.services.queue import next_record
+from corpus.types import Document as CorpusDocument
+from corpus.types import Span
+from tests.browser.conftest import CHROMIUM, log_in, make_user, screenshot, wait_for_true
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+]
+NAME, DATE, PLACE = "NOMBRE_SUJETO_ASISTENCIA", "FECHAS", "TERRITORIO"
+RECORDS = [  # (name, text, ana's spans, olga's spans)
+    ("r1", "Ana Ruiz vive en Madrid desde el 17/03/2009.",
+     [(0, 8, NAME), (17, 23, PLACE), (33, 43, DATE)], [(0, 3, NAME), (17, 23, PLACE)]),
+    ("r2", "Luis Gil vive en Soria.", [(0, 8, NAME)], [(0, 8, NAME), (17, 22, PLACE)]),
+]
+
+
+def seed():
+    """Two annotators submit both records (in a thread of its own: submissions announce themselves through
+    ``async_to_sync``, which Playwright's event loop thread refuses)."""
+    outcome = {}
+
+    def run():
+        try:
+            lead, ana, olga = make_user("adj-lead"), make_user("adj-ana"), make_user("adj-olga")
+            project = create_project(name="Adjudication", schema="MEDDOCAN", created_by=lead)
+            project.annotators_per_document = 2
+            project.batch_size = 100
+            project.save()
+            for person in (ana, olga):
+                set_membership(project=project, user=person, role=Membership.Role.ANNOTATOR)
+            for name, text, *work in RECORDS:
+                import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name=name)])
+                for person, spans in zip((ana, olga), work):
+                    handout = next_record(project=project, user=person)
+                    submit(annotation_id=handout.annotation.pk, user=person, version=handout.annotation.version,
+                           spans=[{"start": s, "end": e, "label": label} for s, e, label in spans])
+            outcome["project"] = project
+        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
+            outcome["error"] = error
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["project"]
+
+
+def test_two_records_adjudicated_by_keyboard_alone(live_server, new_page):
+    project = seed()
+    first, second = Document.objects.filter(project=project).order_by("id")
+    page = new_page()
+    log_in(page, live_server.url, "adj-lead", f"/projects/{project.pk}/adjudication/")
+    assert page.locator("#adjudication-table tbody tr").count() == 2
+    page.focus("#start-adjudication")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/adjudication/{first.pk}/")
+    assert page.locator("#conflict-list .conflict-card").count() == 2  # the name, and the date only Ana marked
+    assert page.locator("#adjudication-text mark.agreed").inner_text() == "Madrid"
+    screenshot(page, "adjudication")
+
+    page.keyboard.press("Control+Enter")  # nothing decided yet: refused, nothing saved
+    wait_for_true(page, "document.getElementById('adjudication-status').textContent.startsWith('Decide every')")
+    page.keyboard.press("2")  # the name: olga's "Ana"
+    page.keyboard.press("1")  # then the date: ana's
+    page.keyboard.press("k")  # back to the name, and change it to ana's "Ana Ruiz"
+    page.keyboard.press("1")
+    assert page.locator(".conflict-card.decided").count() == 2
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/adjudication/{second.pk}/")
+
+    assert page.locator("#conflict-list .conflict-card").count() == 1  # Soria, marked by olga only
+    page.keyboard.press("x")  # not PHI here, says the adjudicator
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/projects/{project.pk}/adjudication/")
+    assert "Nothing to adjudicate" in page.content()
+    assert page.script_errors == []
+
+    gold = {document.name: [(s.start, s.end, s.label) for s in document.spans]
+            for document in gold_documents(project=project)}
+    assert gold == {"r1": [(0, 8, NAME), (17, 23, PLACE), (33, 43, DATE)], "r2": [(0, 8, NAME)]}
+    decided = Annotation.objects.filter(document__project=project, source=Annotation.Source.ADJUDICATED)
+    assert {a.adjudicated_by.username for a in decided} == {"adj-lead"} and decided.count() == 2
+    assert set(Document.objects.filter(project=project).values_list("status", flat=True)) == {"adjudicated"}
