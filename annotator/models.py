@@ -47,6 +47,11 @@ class Project(models.Model):
         help_text="When a record that several people annotated is adjudicated without a person.",
     )
 
+    control_rate = models.FloatField(
+        default=0.0, help_text="With one annotator per record, the share of records handed to a second annotator "
+                               "as well, so that agreement and each annotator's quality stay known.",
+    )
+
     class Awaiting(models.TextChoices):
         LEFT_OUT = "left_out", "Left out of training, evaluation and export"
         AGREED = "agreed", "Used with only the spans every annotator marked"
@@ -125,6 +130,9 @@ class Document(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.POOL)
     # Counted when the document is first tokenized for a model or the workbench, not at import.
     n_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # How many people this record is for when it differs from the project's "annotators per record": a record
+    # drawn for control (Project.control_rate) is annotated twice.
+    annotators_wanted = models.PositiveSmallIntegerField(null=True, blank=True)
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

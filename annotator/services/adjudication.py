@@ -22,6 +22,7 @@ from annotator.models import Annotation, AuditEvent, Document, Project
 from annotator.permissions import judges_own_work
 from annotator.selectors import submitted_spans
 from annotator.services.audit import record_event
+from annotator.services.queue import annotators_needed
 from corpus.adjudication import majority_spans, resolve
 from corpus.formats import validate_spans
 from corpus.span_json import SpanJSONError, read_stored, write_span
@@ -64,10 +65,11 @@ def adjudicate_if_agreed(document: Document) -> Annotation | None:
     """Adjudicate a record whose submissions are complete and agree (called inside the last submission's
     transaction, which holds the document's row lock). Returns the gold annotation, or None."""
     project = document.project
-    if project.annotators_per_document < 2:
+    needed = annotators_needed(project=project, document=Document.objects.get(pk=document.pk))
+    if needed < 2:
         return None
     by_annotator = submitted_spans(document=document)
-    if len(by_annotator) < project.annotators_per_document:
+    if len(by_annotator) < needed:
         return None
     gold = automatic_gold(project, by_annotator)
     if gold is None:

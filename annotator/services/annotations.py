@@ -27,7 +27,7 @@ from annotator.models import Annotation, Assignment, AuditEvent, Document
 from annotator.services.adjudication import adjudicate_if_agreed
 from annotator.services.audit import record_event
 from annotator.permissions import can_manage
-from annotator.services.queue import NotAssigned, extend_assignment, hold_assignment
+from annotator.services.queue import NotAssigned, annotators_needed, extend_assignment, hold_assignment
 from corpus.span_json import SpanJSONError, read_span, read_stored
 from corpus.types import Document as CorpusDocument
 
@@ -163,7 +163,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
         Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
     # With one annotator per record this submission completes it; with more, count the submissions.
     # With two or more, the last one also adjudicates the record when the submissions agree.
-    needed = document.project.annotators_per_document
+    needed = annotators_needed(project=document.project, document=Document.objects.get(pk=document.pk))
     submitted = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
                                           source=Annotation.Source.HUMAN)
     if needed <= 1 or submitted.count() >= needed:

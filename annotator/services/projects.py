@@ -57,7 +57,7 @@ def set_membership(*, project: Project, user: AbstractBaseUser, role: str) -> Me
 LOOP_SETTINGS = (
     "tagger", "strategy", "strategy_params", "batch_size", "self_training", "self_training_policy",
     "recall_bias_beta", "annotators_per_document", "assignment_timeout_minutes", "eponyms", "gazetteers",
-    "diverse_batches",
+    "diverse_batches", "adjudication", "awaiting_adjudication", "control_rate",
 )
 
 

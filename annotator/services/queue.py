@@ -6,6 +6,7 @@ project's timeout return to the pool.
 """
 from __future__ import annotations
 
+import hashlib
 import operator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -84,9 +85,29 @@ def release_expired_assignments(*, project: Project, now=None) -> int:
             Assignment.objects.filter(document_id__in=touched).values("document_id").annotate(n=Count("id"))
             .values_list("document_id", "n")
         )
-        back = [pk for pk in touched if holders.get(pk, 0) < max(project.annotators_per_document, 1)]
+        wanted = dict(Document.objects.filter(id__in=touched).values_list("id", "annotators_wanted"))
+        back = [pk for pk in touched if holders.get(pk, 0) < _needed(project, wanted.get(pk))]
         Document.objects.filter(id__in=back, status=Document.Status.ASSIGNED).update(status=Document.Status.POOL)
     return len(released)
+
+
+def _needed(project: Project, wanted: int | None) -> int:
+    return max(wanted or 0, project.annotators_per_document, 1)
+
+
+def annotators_needed(*, project: Project, document: Document) -> int:
+    """How many people a record is for: the project's "annotators per record", or two for a record drawn for
+    control (``Project.control_rate``) in a project that asks for one."""
+    return _needed(project, document.annotators_wanted)
+
+
+def drawn_for_control(*, project: Project, document: Document) -> bool:
+    """Whether a record of a one-annotator project goes to a second annotator as well: a draw at the
+    project's control rate, the same for a record every time (a hash of the project and the record)."""
+    if project.control_rate <= 0 or project.annotators_per_document > 1:
+        return False
+    digest = hashlib.sha256(f"deidloop-control:{project.pk}:{document.pk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < project.control_rate
 
 
 def _pairs_q(pairs) -> Q:
@@ -112,6 +133,7 @@ def _eligible(*, project: Project, user):
         project=project, role=Document.Role.POOL, status__in=[Document.Status.POOL, Document.Status.ASSIGNED]
     ).exclude(assignments__annotator=user)
     if project.annotators_per_document <= 1:
+        # A record stays in the pool until it has the people it needs (two for one drawn for control).
         return documents.filter(status=Document.Status.POOL)
     holders = Assignment.objects.filter(document=OuterRef("pk")).values("document").annotate(n=Count("id")).values("n")
     return documents.annotate(taken=Coalesce(Subquery(holders), 0)).filter(taken__lt=project.annotators_per_document)
@@ -216,10 +238,12 @@ def next_record(*, project: Project, user) -> Handout | None:
     assignment = Assignment.objects.create(
         document=document, annotator=user, expires_at=now + timedelta(minutes=project.assignment_timeout_minutes)
     )
-    # With one annotator per record this hand-out fills it; with more, count who has it (open or submitted).
-    if project.annotators_per_document <= 1 or (
-        Assignment.objects.filter(document=document).count() >= project.annotators_per_document
-    ):
+    holders = Assignment.objects.filter(document=document).count()
+    if holders == 1 and document.annotators_wanted is None and drawn_for_control(project=project, document=document):
+        document.annotators_wanted = 2
+        Document.objects.filter(pk=document.pk).update(annotators_wanted=2)
+    # The record leaves the pool when it has the people it needs (open or submitted).
+    if holders >= annotators_needed(project=project, document=document):
         Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED)
     # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
     annotation = Annotation.objects.get(document=document, annotator=user) if has_annotation else None
@@ -272,7 +296,7 @@ def hold_assignment(*, document: Document, user) -> Assignment:
     mine = Assignment.objects.filter(document=locked, annotator=user).first()  # handed out again meanwhile
     if mine is not None:
         return mine
-    needed = max(project.annotators_per_document, 1)
+    needed = annotators_needed(project=project, document=locked)
     holders = Assignment.objects.filter(document=locked).count()
     if locked.role != Document.Role.POOL or locked.status not in (Document.Status.POOL, Document.Status.ASSIGNED):
         raise NotAssigned(

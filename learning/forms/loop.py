@@ -6,6 +6,7 @@ import json
 
 from django import forms
 
+from annotator.models import Project
 from learning.core.registry import TAGGERS, UnknownTaggerError, tagger_factory
 from learning.core.strategies import UnknownStrategyError, get_strategy
 from learning.selectors.measured_costs import ROI_MEASURED, strategy_choices
@@ -68,6 +69,18 @@ class LoopSettingsForm(forms.Form):
     )
     annotators_per_document = forms.IntegerField(label="Annotators per record (double annotation)",
                                                  min_value=1, max_value=5)
+    adjudication = forms.ChoiceField(
+        label="Adjudicate without a person", choices=Project.Adjudication.choices,
+        help_text="records the rule does not decide wait in the adjudication queue",
+    )
+    awaiting_adjudication = forms.ChoiceField(
+        label="A record awaiting adjudication is", choices=Project.Awaiting.choices,
+    )
+    control_rate = forms.IntegerField(
+        label="Control rate (%)", min_value=0, max_value=50,
+        help_text="with one annotator per record: this share of records is annotated twice as well, so that "
+                  "agreement and each annotator's quality stay known",
+    )
     assignment_timeout_minutes = forms.IntegerField(
         label="Hand a record back after (minutes)", min_value=5, max_value=7 * 24 * 60,
         help_text="an untouched record assigned this long returns to the pool",
@@ -91,6 +104,8 @@ class LoopSettingsForm(forms.Form):
             "self_training_policy": project.self_training_policy,
             "recall_bias_beta": "" if project.recall_bias_beta is None else f"{project.recall_bias_beta:g}",
             "annotators_per_document": project.annotators_per_document,
+            "adjudication": project.adjudication, "awaiting_adjudication": project.awaiting_adjudication,
+            "control_rate": round(project.control_rate * 100),
             "diverse_batches": project.diverse_batches,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "eponyms": "\n".join(project.eponyms), "gazetteers": project.gazetteers,
@@ -140,6 +155,8 @@ class LoopSettingsForm(forms.Form):
             "batch_size": data["batch_size"], "self_training": data["self_training"],
             "self_training_policy": data["self_training_policy"], "recall_bias_beta": data["recall_bias_beta"],
             "annotators_per_document": data["annotators_per_document"],
+            "adjudication": data["adjudication"], "awaiting_adjudication": data["awaiting_adjudication"],
+            "control_rate": data["control_rate"] / 100,
             "diverse_batches": data["diverse_batches"],
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
             "eponyms": [line.strip() for line in data["eponyms"].splitlines() if line.strip()],

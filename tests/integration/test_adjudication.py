@@ -204,3 +204,38 @@ def test_training_and_export_take_the_gold_rule(team, tmp_path):
     exported = {row["name"] if "name" in row else row.get("id"): row
                 for row in map(json.loads, (tmp_path / "gold.jsonl").read_text().splitlines())}
     assert set(exported) == {agreed.name, decided.name}
+
+
+def test_a_control_rate_sends_a_share_of_single_annotation_records_to_a_second_annotator(users, projects):
+    from annotator.services.queue import drawn_for_control
+
+    project = projects["A"]
+    project.control_rate = 0.3
+    project.save()
+    olga = get_user_model().objects.create_user("olga", password="pw")
+    set_membership(project=project, user=olga, role=Membership.Role.ANNOTATOR)
+    for i in range(20):
+        record(project, f"c{i:02d}")
+    ana = users["annotator"]
+    while (handout := next_record(project=project, user=ana)) is not None:
+        submit(annotation_id=handout.annotation.pk, user=ana, version=1, spans=_wire([FULL]))
+    documents = list(Document.objects.filter(project=project))
+    controlled = {d.pk for d in documents if drawn_for_control(project=project, document=d)}
+    assert 2 <= len(controlled) <= 12  # about 6 of 20
+    assert {d.pk for d in documents if d.annotators_wanted == 2} == controlled
+    assert {d.pk for d in documents if d.status == Document.Status.SUBMITTED} == {d.pk for d in documents} - controlled
+    # a control record is gold once both have submitted (and it is adjudicated), not before
+    assert set(gold_document_ids(project=project)) == {d.pk for d in documents} - controlled
+
+    second = []
+    while (handout := next_record(project=project, user=olga)) is not None:
+        second.append(handout.annotation.document_id)
+        spans = [FULL] if len(second) % 2 else [SHORT]  # agrees on every other record
+        submit(annotation_id=handout.annotation.pk, user=olga, version=1, spans=_wire(spans))
+    assert set(second) == controlled
+    statuses = dict(Document.objects.filter(pk__in=controlled).values_list("pk", "status"))
+    agreed = [pk for i, pk in enumerate(second) if i % 2 == 0]
+    assert all(statuses[pk] == Document.Status.ADJUDICATED for pk in agreed)
+    assert all(statuses[pk] == Document.Status.SUBMITTED for pk in set(second) - set(agreed))
+    assert set(adjudication_queue(project=project, user=_lead(project)).values_list("pk", flat=True)) == \
+        set(second) - set(agreed)

@@ -212,7 +212,10 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     form = {"tagger_kind": "crf", "tagger_params": '{"max_iterations": 30}', "strategy": "ELB_3",
             "strategy_params": "", "batch_size": "5", "recall_bias_beta": "", "annotators_per_document": "1",
             "self_training_policy": "", "assignment_timeout_minutes": "60", "eponyms": "Parkinson\n Alzheimer \n",
-            "gazetteers": '{"hospitals": ["Hospital La Paz"]}'}
+            "gazetteers": '{"hospitals": ["Hospital La Paz"]}', "adjudication": "majority",
+            "awaiting_adjudication": "agreed", "control_rate": "5"}
+    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "control_rate": "80"})
+    assert bad.status_code == 400 and "less than or equal to 50" in bad.content.decode()
     bad = client.post(f"/projects/{project.pk}/loop/", {**form, "strategy_params": '{"theta": 0.5}'})
     assert bad.status_code == 400 and "takes no parameter" in bad.content.decode()
     bad = client.post(f"/projects/{project.pk}/loop/", {**form, "tagger_params": '{"max_iter": 5}'})
@@ -229,6 +232,7 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     event = AuditEvent.objects.get(detail__has_key="settings")
     assert event.user == users["lead"] and event.detail["settings"]["strategy"] == ["LCUB_6", "ELB_3"]
     assert project.eponyms == ["Parkinson", "Alzheimer"] and project.gazetteers == {"hospitals": ["Hospital La Paz"]}
+    assert (project.adjudication, project.awaiting_adjudication, project.control_rate) == ("majority", "agreed", 0.05)
     history = client.get(f"/projects/{project.pk}/loop/").content.decode()
     assert "Changes to the settings" in history and "ELB_3" in history and "lea" in history
     version = services.train_and_rank(project=project)
