@@ -316,6 +316,23 @@ def _start_of_day(day: date) -> datetime:
 
 # Adjudication ---------------------------------------------------------------------------------------------
 
+def adjudicated_with_submissions(*, project: Project) -> list[dict]:
+    """The adjudicated pool records with each person's submission: ``{"gold": spans, "submissions":
+    [(username, submitted_at, spans), …]}`` each — what annotators are measured against."""
+    gold = dict(Annotation.objects.filter(document__project=project, document__role=Document.Role.POOL,
+                                          source=Annotation.Source.ADJUDICATED, state=Annotation.State.SUBMITTED)
+                .values_list("document_id", "spans"))
+    rows = (Annotation.objects.filter(document_id__in=list(gold), source=Annotation.Source.HUMAN,
+                                      state=Annotation.State.SUBMITTED, annotator__isnull=False)
+            .order_by("document_id", "annotator__username")
+            .values_list("document_id", "annotator__username", "submitted_at", "spans"))
+    records: dict[int, dict] = {}
+    for document_id, username, submitted_at, spans in rows:
+        record = records.setdefault(document_id, {"gold": gold_spans(gold[document_id]), "submissions": []})
+        record["submissions"].append((username, submitted_at, gold_spans(spans)))
+    return list(records.values())
+
+
 def submitted_spans(*, document: Document) -> dict[str, tuple]:
     """The people's submitted spans on the record, by user name (imported and adjudicated ones left out)."""
     rows = (Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,

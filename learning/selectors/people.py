@@ -24,14 +24,17 @@ import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import date
 
 from annotator.models import Project
-from annotator.selectors import cost_records
+from annotator.selectors import adjudicated_with_submissions, cost_records
+from corpus.types import Document
 from learning.core.costs import MIN_RECORDS, CostFit
+from learning.core.metrics import entity_level
 from learning.selectors.measured_costs import fits_of
 
-__all__ = ["DEFAULT_HOURLY_RATE", "HOURLY_RATE_HELP", "AverageRecord", "PeopleRow", "RecordCost", "people_summary",
-           "record_cost"]
+__all__ = ["DEFAULT_HOURLY_RATE", "HOURLY_RATE_HELP", "AverageRecord", "PeopleRow", "RecordCost", "annotator_quality",
+           "people_summary", "record_cost"]
 
 #: What an hour of active annotation costs when the lead has not said otherwise (money units per hour).
 DEFAULT_HOURLY_RATE = 40.0
@@ -190,3 +193,33 @@ def record_cost(*, project: Project, hourly_rate: float = DEFAULT_HOURLY_RATE) -
         raise ValueError(f"the hourly rate must be a finite amount ≥ 0, got {hourly_rate!r}")
     rows = cost_records(project=project)
     return _record_cost(fits_of(rows)["overall"], _average_record(rows), hourly_rate)
+
+
+def annotator_quality(*, project: Project) -> dict:
+    """Each annotator's entity precision, recall and F1 (exact span and label) against the adjudicated gold of
+    the records they submitted — overall, per label and per week of their submissions.
+
+    Records adjudicated automatically count too (every annotator matched the gold there), so a figure reads
+    "how far this person's records matched the final gold"; records without adjudicated gold (one annotator,
+    or awaiting adjudication) do not count. Returns ``{"annotators": [{"name", "records", "p", "r", "f1",
+    "per_label": {label: {p, r, f1, support}}}], "weeks": [{"week", "annotator", "records", "f1"}]}``.
+    """
+    by_annotator: dict[str, list[tuple]] = defaultdict(list)
+    for record in adjudicated_with_submissions(project=project):
+        for name, submitted_at, spans in record["submissions"]:
+            by_annotator[name].append((submitted_at, record["gold"], spans))
+    annotators, weeks = [], []
+    for name in sorted(by_annotator):
+        rows = by_annotator[name]
+        scores = entity_level([Document("", gold) for _, gold, _ in rows], [spans for _, _, spans in rows])
+        annotators.append({"name": name, "records": len(rows), **scores["entity"], "per_label": scores["per_type"]})
+        per_week: dict[str, list[tuple]] = defaultdict(list)
+        for submitted_at, gold, spans in rows:
+            if submitted_at is not None:
+                monday = submitted_at.date().toordinal() - submitted_at.weekday()
+                per_week[date.fromordinal(monday).isoformat()].append((gold, spans))
+        for week in sorted(per_week):
+            pairs = per_week[week]
+            f1 = entity_level([Document("", gold) for gold, _ in pairs], [spans for _, spans in pairs])["entity"]["f1"]
+            weeks.append({"week": week, "annotator": name, "records": len(pairs), "f1": f1})
+    return {"annotators": annotators, "weeks": weeks}

@@ -6,7 +6,7 @@ from django.shortcuts import render
 
 from annotator.permissions import Can, project_for
 from learning.forms.people import HourlyRateForm
-from learning.selectors.people import DEFAULT_HOURLY_RATE, people_summary
+from learning.selectors.people import DEFAULT_HOURLY_RATE, annotator_quality, people_summary
 
 
 def people(request, project_id: int):
@@ -26,5 +26,8 @@ def people(request, project_id: int):
         "average": vars(summary["average"]) if summary["average"] else None,
     }
     fit_rows = [*summary["annotators"], summary["overall"]] if summary["overall"] else []
+    quality = annotator_quality(project=project)
+    chart["quality_weeks"] = quality["weeks"]
     return render(request, "learning/people.html",
-                  {"project": project, "form": form, "chart": chart, "fit_rows": fit_rows, **summary})
+                  {"project": project, "form": form, "chart": chart, "fit_rows": fit_rows, "quality": quality,
+                   **summary})

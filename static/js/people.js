@@ -2,8 +2,24 @@
 document.addEventListener("DOMContentLoaded", function () {
   "use strict";
   var data = JSON.parse(document.getElementById("people-data").textContent);
-  if (!window.Plotly || !data.records.length) return;
+  if (!window.Plotly) return;
   var charts = window.deidloopCharts;
+  if (data.quality_weeks.length && document.getElementById("chart-quality")) {
+    var who = [];
+    data.quality_weeks.forEach(function (w) { if (who.indexOf(w.annotator) < 0) who.push(w.annotator); });
+    Plotly.newPlot("chart-quality", who.map(function (name, k) {
+      var own = data.quality_weeks.filter(function (w) { return w.annotator === name; });
+      return {type: "scatter", mode: "lines+markers", name: name, x: own.map(function (w) { return w.week; }),
+        y: own.map(function (w) { return w.f1; }), customdata: own.map(function (w) { return w.records; }),
+        line: {color: charts.palette[k % charts.palette.length]},
+        hovertemplate: "F1 %{y:.3f} over %{customdata} records<extra>" + name + "</extra>"};
+    }), charts.layout({xaxis: charts.axis("week", {type: "date"}), yaxis: charts.axis("F1", {range: [0, 1.05]})}),
+    charts.config);
+  }
+  if (!data.records.length) {
+    charts.addDownloadButtons({width: 1000, height: 560});
+    return;
+  }
   var palette = charts.palette, config = charts.config, layout = charts.layout, axis = charts.axis;
 
   var names = [];

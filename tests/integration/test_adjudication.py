@@ -239,3 +239,30 @@ def test_a_control_rate_sends_a_share_of_single_annotation_records_to_a_second_a
     assert all(statuses[pk] == Document.Status.SUBMITTED for pk in set(second) - set(agreed))
     assert set(adjudication_queue(project=project, user=_lead(project)).values_list("pk", flat=True)) == \
         set(second) - set(agreed)
+
+
+def test_each_annotators_quality_against_adjudicated_gold_is_on_the_people_page(team, client):
+    from learning.selectors.people import annotator_quality
+
+    project, people = team
+    record(project, "q1")
+    annotate(project, people["ana"], [FULL, CITY])
+    annotate(project, people["olga"], [SHORT, CITY])  # disagree: adjudicated to ana's version
+    record(project, "q2")
+    annotate(project, people["ana"], [FULL])
+    annotate(project, people["olga"], [FULL])  # agree: adjudicated automatically
+    [waiting] = adjudication_queue(project=project, user=_lead(project))
+    adjudicate(document=waiting, user=_lead(project), choices=["ana"])
+    quality = annotator_quality(project=project)
+    rows = {row["name"]: row for row in quality["annotators"]}
+    assert rows["ana"]["records"] == rows["olga"]["records"] == 2
+    assert (rows["ana"]["p"], rows["ana"]["r"], rows["ana"]["f1"]) == (1.0, 1.0, 1.0)
+    # olga: gold FULL, CITY, FULL; she marked SHORT, CITY, FULL: 2 of 3 right either way
+    assert rows["olga"]["p"] == pytest.approx(2 / 3) and rows["olga"]["r"] == pytest.approx(2 / 3)
+    assert rows["olga"]["per_label"][NAME]["f1"] == pytest.approx(0.5) and rows["olga"]["per_label"][PLACE]["f1"] == 1
+    assert [(w["annotator"], w["records"]) for w in quality["weeks"]] == [("ana", 2), ("olga", 2)]
+
+    client.force_login(_lead(project))
+    html = client.get(f"/projects/{project.pk}/people/").content.decode()
+    assert 'data-annotator="olga"><td>olga</td><td class="num" data-col="records">2</td>' in html
+    assert '<td class="num" data-col="f1">0.667</td>' in html
