@@ -5,12 +5,15 @@ Playwright never downloads a browser here: it launches /usr/bin/chromium (``apt-
 """
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connections
 
 from annotator.models import Membership, PoolScore, Project, Ranking
 from annotator.services.imports import import_documents
@@ -162,3 +165,51 @@ def seed_project(*, name: str, labels: list[str], records: list[Record], annotat
         for rank, record in enumerate(records)
     ])
     return project
+
+
+def outside_the_browser_loop(work: Callable[[], object]):
+    """``work()`` run in a thread of its own, its result returned (its exception raised here): submissions
+    announce themselves through ``async_to_sync``, which refuses to run in the thread where Playwright's event
+    loop runs."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = work()
+        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
+            outcome["error"] = error
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def seed_double_annotation(*, name: str, prefix: str, records) -> Project:
+    """A project asking for two annotators per record, with a lead ``{prefix}-lead``: each of ``records``
+    — (name, text, first annotator's spans, second's), spans as (start, end, label) — imported and submitted
+    through the queue by ``{prefix}-ana`` and then ``{prefix}-olga``."""
+    from annotator.services.annotations import submit
+    from annotator.services.queue import next_record
+
+    def seed() -> Project:
+        lead, ana, olga = make_user(f"{prefix}-lead"), make_user(f"{prefix}-ana"), make_user(f"{prefix}-olga")
+        project = create_project(name=name, schema="MEDDOCAN", created_by=lead)
+        project.annotators_per_document = 2
+        project.batch_size = 100  # no retrain: there are no workers
+        project.save()
+        for person in (ana, olga):
+            set_membership(project=project, user=person, role=Membership.Role.ANNOTATOR)
+        for record_name, text, *work in records:
+            import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name=record_name)])
+            for person, spans in zip((ana, olga), work):
+                handout = next_record(project=project, user=person)
+                submit(annotation_id=handout.annotation.pk, user=person, version=handout.annotation.version,
+                       spans=[{"start": s, "end": e, "label": label} for s, e, label in spans])
+        return project
+
+    return outside_the_browser_loop(seed)

@@ -2,20 +2,11 @@
 after the other, and the gold stored is what the keys chose."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connections
 
-from annotator.models import Annotation, Document, Membership
+from annotator.models import Annotation, Document
 from annotator.selectors import gold_documents
-from annotator.services.annotations import submit
-from annotator.services.imports import import_documents
-from annotator.services.projects import create_project, set_membership
-from annotator.services.queue import next_record
-from corpus.types import Document as CorpusDocument
-from corpus.types import Span
-from tests.browser.conftest import CHROMIUM, log_in, make_user, screenshot, wait_for_true
+from tests.browser.conftest import CHROMIUM, log_in, screenshot, seed_double_annotation, wait_for_true
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
@@ -30,42 +21,8 @@ RECORDS = [  # (name, text, ana's spans, olga's spans)
 ]
 
 
-def seed():
-    """Two annotators submit both records (in a thread of its own: submissions announce themselves through
-    ``async_to_sync``, which Playwright's event loop thread refuses)."""
-    outcome = {}
-
-    def run():
-        try:
-            lead, ana, olga = make_user("adj-lead"), make_user("adj-ana"), make_user("adj-olga")
-            project = create_project(name="Adjudication", schema="MEDDOCAN", created_by=lead)
-            project.annotators_per_document = 2
-            project.batch_size = 100
-            project.save()
-            for person in (ana, olga):
-                set_membership(project=project, user=person, role=Membership.Role.ANNOTATOR)
-            for name, text, *work in RECORDS:
-                import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name=name)])
-                for person, spans in zip((ana, olga), work):
-                    handout = next_record(project=project, user=person)
-                    submit(annotation_id=handout.annotation.pk, user=person, version=handout.annotation.version,
-                           spans=[{"start": s, "end": e, "label": label} for s, e, label in spans])
-            outcome["project"] = project
-        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
-            outcome["error"] = error
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["project"]
-
-
 def test_two_records_adjudicated_by_keyboard_alone(live_server, new_page):
-    project = seed()
+    project = seed_double_annotation(name="Adjudication", prefix="adj", records=RECORDS)
     first, second = Document.objects.filter(project=project).order_by("id")
     page = new_page()
     log_in(page, live_server.url, "adj-lead", f"/projects/{project.pk}/adjudication/")

@@ -2,19 +2,10 @@
 disagreement is the one marked."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connections
 
-from annotator.models import Membership
-from annotator.services.annotations import submit
-from annotator.services.imports import import_documents
-from annotator.services.projects import create_project, set_membership
-from annotator.services.queue import next_record
-from corpus.types import Document as CorpusDocument
 from learning.selectors.agreement import project_agreement
-from tests.browser.conftest import CHROMIUM, log_in, make_user, screenshot, wait_for_true
+from tests.browser.conftest import CHROMIUM, log_in, screenshot, seed_double_annotation, wait_for_true
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
@@ -29,42 +20,8 @@ RECORDS = [  # (name, text, ana's spans, olga's spans)
 ]
 
 
-def seed():
-    """Two annotators submit every record through the queue, in a thread of its own (submissions announce
-    themselves through ``async_to_sync``, which Playwright's event loop thread refuses)."""
-    outcome = {}
-
-    def run():
-        try:
-            lead, ana, olga = make_user("agree-lead"), make_user("agree-ana"), make_user("agree-olga")
-            project = create_project(name="Agreement", schema="MEDDOCAN", created_by=lead)
-            project.annotators_per_document = 2
-            project.batch_size = 100
-            project.save()
-            for person in (ana, olga):
-                set_membership(project=project, user=person, role=Membership.Role.ANNOTATOR)
-            for name, text, *work in RECORDS:
-                import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name=name)])
-                for person, spans in zip((ana, olga), work):
-                    handout = next_record(project=project, user=person)
-                    submit(annotation_id=handout.annotation.pk, user=person, version=handout.annotation.version,
-                           spans=[{"start": s, "end": e, "label": label} for s, e, label in spans])
-            outcome["project"] = project
-        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
-            outcome["error"] = error
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["project"]
-
-
 def test_the_agreement_page_shows_the_databases_figures_and_draws_its_charts(live_server, new_page):
-    project = seed()
+    project = seed_double_annotation(name="Agreement", prefix="agree", records=RECORDS)
     expected = project_agreement(project=project)
     page = new_page()
     log_in(page, live_server.url, "agree-lead", f"/projects/{project.pk}/agreement/")

@@ -3,15 +3,16 @@ figures shown are the database's, and the plan shown is what ``plan()`` makes of
 from __future__ import annotations
 
 import statistics
-import threading
 
 import pytest
-from django.db import connections, transaction
+from django.db import transaction
 
 from annotator.selectors import cost_records
 from deid.core.release_planner import AttackerParameters
 from learning.selectors.measured_costs import cost_fits
-from tests.browser.conftest import CHROMIUM, PASSWORD, SCREENSHOTS, log_in, screenshot, wait_for_true
+from tests.browser.conftest import (
+    CHROMIUM, PASSWORD, SCREENSHOTS, log_in, outside_the_browser_loop, screenshot, wait_for_true,
+)
 from tests.integration.test_people_and_planner import expected_plan
 from tests.seeding import seed_dashboard_project
 
@@ -23,30 +24,16 @@ pytestmark = [
 
 
 def seed_outside_the_browser_loop():
-    """The seeded project, made in a thread of its own: submissions announce themselves through
-    ``async_to_sync``, which refuses to run in the thread where Playwright's event loop runs.
+    """The seeded project, made outside the browser's event loop (``outside_the_browser_loop``).
 
     One transaction, as in the integration tests: committed submission by submission, each batch would queue
     a retrain for the (absent) workers, and the seeding's own retrains would then find one under way.
     """
-    outcome = {}
+    def seed():
+        with transaction.atomic():
+            return seed_dashboard_project(name="Release", password=PASSWORD, batches=3, batch_size=6, simulate=False)
 
-    def run():
-        try:
-            with transaction.atomic():
-                outcome["seeded"] = seed_dashboard_project(name="Release", password=PASSWORD, batches=3,
-                                                           batch_size=6, simulate=False)
-        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
-            outcome["error"] = error
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["seeded"]
+    return outside_the_browser_loop(seed)
 
 
 def shown_best_alphas(page) -> dict[str, int | None]:
