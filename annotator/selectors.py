@@ -359,7 +359,7 @@ def adjudication_queue(*, project: Project, user) -> QuerySet[Document]:
 
 def _adjudication_segments(text: str, agreed: list, conflicts: list) -> list[dict]:
     """The text cut into plain pieces, agreed spans and conflict stretches (numbered from 0), for display."""
-    marks = [(s.start, s.end, {"label": s.label, "kind": "agreed"}) for s in agreed]
+    marks = [(s.start, s.end, {"label": s.label, "kind": "agreed", "agreed": i}) for i, s in enumerate(agreed)]
     marks += [(c.start, c.end, {"kind": "conflict", "conflict": i}) for i, c in enumerate(conflicts)]
     segments, position = [], 0
     for start, end, mark in sorted(marks, key=lambda m: (m[0], -m[1])):

@@ -10,6 +10,11 @@ document.addEventListener("DOMContentLoaded", function () {
   var statusEl = document.getElementById("adjudication-status");
   var choices = data.conflicts.map(function () { return undefined; });  // undefined: not decided yet
   var current = 0, saving = false;
+  var textEl = document.getElementById("adjudication-text");
+  var added = [];  // spans nobody marked, added here: {start, end, label}
+  var rejected = {};  // index in data.agreed → true: a span everybody marked, rejected here
+  var pending = null;  // the selection waiting for its label
+  var addForm = document.getElementById("add-form"), addLabel = document.getElementById("add-label");
 
   function csrfToken() {
     var headers = document.body.getAttribute("hx-headers");
@@ -60,6 +65,90 @@ document.addEventListener("DOMContentLoaded", function () {
     show();
   }
 
+  // Character offsets of the selection in the record's text (the marks hold the text as it is).
+  function selectedOffsets() {
+    var selection = window.getSelection();
+    if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
+    var range = selection.getRangeAt(0);
+    if (!textEl.contains(range.startContainer) || !textEl.contains(range.endContainer)) return null;
+    var before = document.createRange();
+    before.setStart(textEl, 0);
+    before.setEnd(range.startContainer, range.startOffset);
+    var start = before.toString().length, end = start + range.toString().length;
+    var text = data.document.text;
+    while (start < end && /\s/.test(text[start])) start++;  // a selection's edges may take in a space
+    while (end > start && /\s/.test(text[end - 1])) end--;
+    return end > start ? {start: start, end: end} : null;
+  }
+
+  function showChanges() {
+    var list = document.getElementById("added-list");
+    list.textContent = "";
+    added.forEach(function (span, index) {
+      var item = document.createElement("li");
+      item.setAttribute("data-added", index);
+      item.textContent = "added «" + data.document.text.slice(span.start, span.end) + "» " + span.label + " ";
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "secondary small";
+      remove.textContent = "Remove";
+      remove.addEventListener("click", function () { added.splice(index, 1); showChanges(); });
+      item.appendChild(remove);
+      list.appendChild(item);
+    });
+    Object.keys(rejected).forEach(function (index) {
+      var span = data.agreed[index], item = document.createElement("li");
+      item.setAttribute("data-rejected", index);
+      item.textContent = "rejected «" + data.document.text.slice(span.start, span.end) + "» " + span.label;
+      list.appendChild(item);
+    });
+    textEl.querySelectorAll("mark.agreed").forEach(function (mark) {
+      mark.classList.toggle("rejected", !!rejected[mark.getAttribute("data-agreed")]);
+    });
+    document.getElementById("no-changes").hidden = added.length + Object.keys(rejected).length > 0;
+  }
+
+  function startAdding() {
+    var offsets = selectedOffsets();
+    if (!offsets) {
+      statusEl.textContent = "Select the text of the span to add first";
+      return;
+    }
+    pending = offsets;
+    document.getElementById("add-text").textContent = data.document.text.slice(offsets.start, offsets.end);
+    addForm.hidden = false;
+    addLabel.focus();
+  }
+
+  function finishAdding(keep) {
+    if (keep && pending) added.push({start: pending.start, end: pending.end, label: addLabel.value});
+    pending = null;
+    addForm.hidden = true;
+    showChanges();
+  }
+
+  function toggleReject() {
+    var offsets = selectedOffsets();
+    var hit = offsets && data.agreed.findIndex(function (span) {
+      return span.start < offsets.end && offsets.start < span.end;
+    });
+    if (hit === null || hit < 0) {
+      statusEl.textContent = "Select (part of) a span everybody marked to reject or restore it";
+      return;
+    }
+    if (rejected[hit]) delete rejected[hit]; else rejected[hit] = true;
+    showChanges();
+  }
+
+  // The record's gold as decided on this page: the agreed spans kept, the versions taken, the spans added.
+  function goldSpans() {
+    var gold = data.agreed.filter(function (span, index) { return !rejected[index]; });
+    data.conflicts.forEach(function (conflict, index) {
+      if (choices[index]) gold = gold.concat(conflict.versions[choices[index]]);
+    });
+    return gold.concat(added).map(function (s) { return {start: s.start, end: s.end, label: s.label}; });
+  }
+
   function save() {
     if (saving) return;
     var undecided = choices.indexOf(undefined);
@@ -74,7 +163,8 @@ document.addEventListener("DOMContentLoaded", function () {
     fetch(page.getAttribute("data-api-url"), {
       method: "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken()},
-      body: JSON.stringify({choices: choices}),
+      // Choices alone when nothing was added or rejected here: the server then resolves the conflicts itself.
+      body: JSON.stringify(added.length || Object.keys(rejected).length ? {spans: goldSpans()} : {choices: choices}),
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (json) {
         if (!response.ok) throw new Error(json.detail || ("the server answered " + response.status));
@@ -86,7 +176,16 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   }
 
+  addLabel.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" || event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      finishAdding(event.key === "Enter");
+    }
+  });
+
   document.addEventListener("keydown", function (event) {
+    if (event.target === addLabel) return;
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
       event.preventDefault();
       save();
@@ -97,6 +196,8 @@ document.addEventListener("DOMContentLoaded", function () {
     if (key === "j" || key === "ArrowDown") { event.preventDefault(); move(1); }
     else if (key === "k" || key === "ArrowUp") { event.preventDefault(); move(-1); }
     else if (key === "0" || key === "x") { event.preventDefault(); choose(null); }
+    else if (key === "a") { event.preventDefault(); startAdding(); }
+    else if (key === "r") { event.preventDefault(); toggleReject(); }
     else if (/^[1-9]$/.test(key) && Number(key) <= data.annotators.length) {
       event.preventDefault();
       choose(data.annotators[Number(key) - 1]);
@@ -107,4 +208,5 @@ document.addEventListener("DOMContentLoaded", function () {
   });
   document.getElementById("save-adjudication").addEventListener("click", save);
   show();
+  showChanges();
 });
