@@ -13,7 +13,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "language", "schema_preset", "labels", "allow_overlap", "tagger",
             "strategy", "strategy_params", "batch_size", "self_training", "recall_bias_beta",
-            "annotators_per_document", "created_at",
+            "annotators_per_document", "adjudication", "awaiting_adjudication", "control_rate", "created_at",
         ]
         read_only_fields = ["id", "created_at"]
 

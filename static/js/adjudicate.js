@@ -76,9 +76,24 @@ document.addEventListener("DOMContentLoaded", function () {
     before.setEnd(range.startContainer, range.startOffset);
     var start = before.toString().length, end = start + range.toString().length;
     var text = data.document.text;
-    while (start < end && /\s/.test(text[start])) start++;  // a selection's edges may take in a space
-    while (end > start && /\s/.test(text[end - 1])) end--;
-    return end > start ? {start: start, end: end} : null;
+    var trimmed = {start: start, end: end};
+    while (trimmed.start < end && /\s/.test(text[trimmed.start])) trimmed.start++;  // edges may take in a space
+    while (trimmed.end > trimmed.start && /\s/.test(text[trimmed.end - 1])) trimmed.end--;
+    if (trimmed.end <= trimmed.start) return null;
+    // Shown in the text when the selection lies in one piece of plain text (else only in the list).
+    var node = range.startContainer;
+    if (node === range.endContainer && node.nodeType === Node.TEXT_NODE && node.parentNode === textEl) {
+      trimmed.range = document.createRange();
+      trimmed.range.setStart(node, range.startOffset + (trimmed.start - start));
+      trimmed.range.setEnd(node, range.endOffset - (end - trimmed.end));
+    }
+    return trimmed;
+  }
+
+  function unmark(mark) {
+    if (!mark || !mark.parentNode) return;
+    mark.parentNode.replaceChild(document.createTextNode(mark.textContent), mark);
+    textEl.normalize();
   }
 
   function showChanges() {
@@ -92,7 +107,11 @@ document.addEventListener("DOMContentLoaded", function () {
       remove.type = "button";
       remove.className = "secondary small";
       remove.textContent = "Remove";
-      remove.addEventListener("click", function () { added.splice(index, 1); showChanges(); });
+      remove.addEventListener("click", function () {
+        unmark(added[index].mark);
+        added.splice(index, 1);
+        showChanges();
+      });
       item.appendChild(remove);
       list.appendChild(item);
     });
@@ -121,7 +140,17 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   function finishAdding(keep) {
-    if (keep && pending) added.push({start: pending.start, end: pending.end, label: addLabel.value});
+    if (keep && pending) {
+      var span = {start: pending.start, end: pending.end, label: addLabel.value};
+      if (pending.range) {
+        span.mark = document.createElement("mark");
+        span.mark.className = "phi added";
+        span.mark.setAttribute("data-label", span.label);
+        span.mark.title = span.label + " · added here";
+        pending.range.surroundContents(span.mark);
+      }
+      added.push(span);
+    }
     pending = null;
     addForm.hidden = true;
     showChanges();

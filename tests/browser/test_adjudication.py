@@ -73,6 +73,7 @@ def test_two_records_adjudicated_by_keyboard_alone(live_server, new_page):
     page.keyboard.type("FAMILIARES")
     page.keyboard.press("Enter")
     assert page.locator("#added-list li[data-added]").inner_text().startswith("added «Eva» " + FAMILY)
+    assert page.locator("#adjudication-text mark.added").get_attribute("data-label") == FAMILY
     select(page, "Gil")  # part of a span everybody marked: r rejects it, r again restores it
     page.keyboard.press("r")
     assert page.locator("#adjudication-text mark.agreed.rejected").inner_text() == "Luis Gil"
