@@ -32,7 +32,7 @@ class AdjudicationWriteSerializer(serializers.Serializer):
 class AdjudicationQueueView(APIView):
     """The records awaiting a person's decision, oldest first (without their text)."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="projects_adjudication_queue", responses={200: dict})
     def get(self, request, project_id: int):
         project = project_for(request.user, project_id, Can.ADJUDICATE)
         queue = adjudication_queue(project=project, user=request.user)
@@ -48,14 +48,15 @@ class AdjudicationView(APIView):
     """GET: a record's text, the spans everybody marked and each conflict with every annotator's version.
     POST: the decision, as one choice per conflict or as the gold spans."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="projects_adjudication_record", responses={200: dict})
     def get(self, request, project_id: int, document_id: int):
         document = adjudicable_document(request.user, project_id, document_id)
         record_event(user=request.user, action=AuditEvent.Action.VIEW, project=document.project, obj=document,
                      request=request, detail={"adjudication": True})
         return Response(adjudication_payload(document=document, user=request.user))
 
-    @extend_schema(request=AdjudicationWriteSerializer, responses={200: dict, 400: dict, 403: dict})
+    @extend_schema(operation_id="projects_adjudication_decide", request=AdjudicationWriteSerializer,
+                   responses={200: dict, 400: dict, 403: dict})
     def post(self, request, project_id: int, document_id: int):
         document = adjudicable_document(request.user, project_id, document_id)
         payload = AdjudicationWriteSerializer(data=request.data)
