@@ -88,6 +88,10 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
         self_training=policy,
     )
+    # Fitting touches no table and may take minutes: a database restarted meanwhile has left this thread's
+    # connection dead. Drop it now, so that the model just fitted is kept, instead of the first query after
+    # the fit failing and the job training again from scratch as its next attempt.
+    jobs.drop_broken_connection()
     tagger, silver, train_seconds = model.tagger, model.silver, model.train_seconds
     self_training = _self_training_summary(model, unlabelled)
     metrics = dict(model.metrics)
@@ -253,6 +257,7 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
     if not ids:
         return 0
     marginals = tagger.predict_marginals(documents)
+    jobs.drop_broken_connection()  # as after a fit: a restart during the prediction must not cost the shard
     if strategy.kind == "random":
         scores = random_scores(job.pk, ids)
     else:

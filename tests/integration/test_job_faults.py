@@ -87,6 +87,25 @@ def test_a_database_restart_mid_training_resumes_the_job_as_the_next_attempt(pro
     assert ModelVersion.objects.get(project=project, is_current=True).pk == job.model_version_id
 
 
+def test_a_database_restarted_while_the_model_is_fitted_costs_no_second_fit(project, eager, monkeypatch):
+    """The fit uses no table; a restart during it kills the connection unnoticed. The fitted model is kept:
+    one fit, one attempt (before, the first query after the fit failed and the job trained again)."""
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    fits = []
+
+    def fit_during_a_restart(*args, **kwargs):
+        fits.append(args)
+        model = real_fit(*args, **kwargs)
+        _kill_connection()
+        return model
+
+    real_fit = services.train_and_evaluate
+    monkeypatch.setattr(services, "train_and_evaluate", fit_during_a_restart)
+    tasks.retrain.apply(args=(job.pk,))
+    job.refresh_from_db()
+    assert len(fits) == 1 and job.status == "done" and job.attempt == 1 and job.error == ""
+
+
 def test_when_the_retries_are_spent_the_job_is_recorded_failed_on_a_new_connection(project, eager, monkeypatch):
     job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
 
