@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from itertools import groupby
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Project
+from annotator.permissions import Can, role_allows, role_in
 from corpus.adjudication import agreed_spans
+from corpus.adjudication import conflicts as find_conflicts
 from corpus.span_json import gold_spans, read_span, write_span
 from corpus.types import Document as CorpusDocument
 
@@ -57,8 +59,15 @@ def gold_of(*, status: str, annotations: Sequence[tuple[str, list]], agreed_only
     return None
 
 
-def _agreed_only(project: Project) -> bool:
-    return project.awaiting_adjudication == Project.Awaiting.AGREED
+def _with_gold(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool):
+    """(the record's first row, its gold's stored spans) for every record with gold under :func:`gold_of`."""
+    agreed_only = project.awaiting_adjudication == Project.Awaiting.AGREED
+    for _document_id, group in _gold_rows(project=project, include_evaluation=include_evaluation, role=role,
+                                          with_text=with_text):
+        group = list(group)
+        spans = gold_of(status=group[0][1], annotations=[(row[2], row[3]) for row in group], agreed_only=agreed_only)
+        if spans is not None:
+            yield group[0], spans
 
 
 def gold_documents(
@@ -68,34 +77,18 @@ def gold_documents(
 
     ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on).
     """
-    documents = []
-    agreed_only = _agreed_only(project)
-    for _document_id, group in _gold_rows(project=project, include_evaluation=include_evaluation, role=role,
-                                          with_text=True):
-        group = list(group)
-        _, status, _, _, external_id, text, meta = group[0]
-        spans = gold_of(status=status, annotations=[(row[2], row[3]) for row in group], agreed_only=agreed_only)
-        if spans is not None:
-            documents.append(CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {}))
-    return documents
+    return [CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {})
+            for (_, _, _, _, external_id, text, meta), spans in _with_gold(
+                project=project, include_evaluation=include_evaluation, role=role, with_text=True)]
 
 
 def gold_document_ids(*, project: Project, role: str | None = None) -> list[int]:
     """The ids of the records with gold under :func:`gold_of` (without reading their texts)."""
-    agreed_only = _agreed_only(project)
-    ids = []
-    for document_id, group in _gold_rows(project=project, role=role, with_text=False):
-        group = list(group)
-        if gold_of(status=group[0][1], annotations=[(row[2], row[3]) for row in group],
-                   agreed_only=agreed_only) is not None:
-            ids.append(document_id)
-    return ids
+    return [row[0] for row, _ in _with_gold(project=project, role=role, with_text=False)]
 
 
 def project_overview(*, project: Project) -> dict:
     """Counts a project page shows: documents by role and status, gold annotations and spans."""
-    from django.db.models import Count
-
     counts = {(row["role"], row["status"]): row["n"] for row in
               Document.objects.filter(project=project).values("role", "status").annotate(n=Count("id"))}
     pool = {status: counts.get((Document.Role.POOL, status), 0) for status in Document.Status.values}
@@ -111,20 +104,28 @@ def project_overview(*, project: Project) -> dict:
     }
 
 
-def document_segments(*, text: str, spans: list[dict]) -> list[dict]:
-    """The text cut into plain and labelled pieces for display (overlapping spans: the earlier one wins)."""
+def _cut(text: str, marks, plain: dict) -> list[dict]:
+    """``text`` cut at ``marks`` — (start, end, fields) — into marked and plain pieces (``plain``'s fields);
+    where marks overlap, the earlier one wins."""
     segments, position = [], 0
-    for span in sorted(spans, key=lambda s: (s["start"], -s["end"])):
-        start, end = max(span["start"], position), span["end"]
+    for start, end, fields in sorted(marks, key=lambda m: (m[0], -m[1])):
+        start = max(start, position)
         if end <= start:
             continue
         if start > position:
-            segments.append({"text": text[position:start], "label": None})
-        segments.append({"text": text[start:end], "label": span["label"], "origin": span.get("origin", "human")})
+            segments.append({"text": text[position:start], **plain})
+        segments.append({"text": text[start:end], **fields})
         position = end
     if position < len(text):
-        segments.append({"text": text[position:], "label": None})
+        segments.append({"text": text[position:], **plain})
     return segments
+
+
+def document_segments(*, text: str, spans: list[dict]) -> list[dict]:
+    """The text cut into plain and labelled pieces for display (overlapping spans: the earlier one wins)."""
+    marks = [(span["start"], span["end"], {"label": span["label"], "origin": span.get("origin", "human")})
+             for span in spans]
+    return _cut(text, marks, {"label": None})
 
 
 def workbench_payload(*, annotation: Annotation) -> dict:
@@ -344,10 +345,6 @@ def submitted_spans(*, document: Document) -> dict[str, tuple]:
 def adjudication_queue(*, project: Project, user) -> QuerySet[Document]:
     """The records awaiting a person's decision, oldest first: complete (status "submitted") with two or more
     submissions and no adjudicated gold — for an adjudicator who is not a lead, without those they annotated."""
-    from django.db.models import Count, Q
-
-    from annotator.permissions import Can, role_allows, role_in
-
     queue = (Document.objects.filter(project=project, status=Document.Status.SUBMITTED)
              .annotate(submissions=Count("annotations", filter=Q(annotations__source=Annotation.Source.HUMAN,
                                                                   annotations__state=Annotation.State.SUBMITTED)))
@@ -361,25 +358,12 @@ def _adjudication_segments(text: str, agreed: list, conflicts: list) -> list[dic
     """The text cut into plain pieces, agreed spans and conflict stretches (numbered from 0), for display."""
     marks = [(s.start, s.end, {"label": s.label, "kind": "agreed", "agreed": i}) for i, s in enumerate(agreed)]
     marks += [(c.start, c.end, {"kind": "conflict", "conflict": i}) for i, c in enumerate(conflicts)]
-    segments, position = [], 0
-    for start, end, mark in sorted(marks, key=lambda m: (m[0], -m[1])):
-        start = max(start, position)
-        if end <= start:
-            continue
-        if start > position:
-            segments.append({"text": text[position:start], "kind": "plain"})
-        segments.append({"text": text[start:end], **mark})
-        position = end
-    if position < len(text):
-        segments.append({"text": text[position:], "kind": "plain"})
-    return segments
+    return _cut(text, marks, {"kind": "plain"})
 
 
 def adjudication_payload(*, document: Document, user) -> dict:
     """What the adjudication page and API show of a record: its text once, the spans everybody marked, each
     conflict with every annotator's version, the gold already decided (if any) and the queue after it."""
-    from corpus.adjudication import conflicts as find_conflicts
-
     by_annotator = submitted_spans(document=document)
     agreed = agreed_spans(by_annotator)
     found = find_conflicts(by_annotator)

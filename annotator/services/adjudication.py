@@ -23,10 +23,9 @@ from annotator.permissions import judges_own_work
 from annotator.selectors import submitted_spans
 from annotator.services.audit import record_event
 from annotator.services.queue import annotators_needed
+from annotator.services.span_checks import SpanError, checked_spans
 from corpus.adjudication import majority_spans, resolve
-from corpus.formats import validate_spans
-from corpus.span_json import SpanJSONError, read_stored, write_span
-from corpus.types import Document as CorpusDocument
+from corpus.span_json import write_span
 from corpus.types import Span
 
 
@@ -65,7 +64,7 @@ def adjudicate_if_agreed(document: Document) -> Annotation | None:
     """Adjudicate a record whose submissions are complete and agree (called inside the last submission's
     transaction, which holds the document's row lock). Returns the gold annotation, or None."""
     project = document.project
-    needed = annotators_needed(project=project, document=Document.objects.get(pk=document.pk))
+    needed = annotators_needed(project=project, document=document)
     if needed < 2:
         return None
     by_annotator = submitted_spans(document=document)
@@ -83,14 +82,9 @@ def adjudicate_if_agreed(document: Document) -> Annotation | None:
 
 def _clean(document: Document, spans: Sequence[dict]) -> list[Span]:
     try:
-        chosen = sorted(read_stored(span, origins=("model", "human")).span for span in spans)
-    except SpanJSONError as error:
+        return [stored.span for stored in checked_spans(document=document, spans=spans)]
+    except SpanError as error:
         raise AdjudicationError(str(error)) from None
-    problems = validate_spans([CorpusDocument(text=document.text, spans=tuple(chosen), name=document.external_id)],
-                              labels=document.project.labels or None, allow_overlap=document.project.allow_overlap)
-    if problems:
-        raise AdjudicationError("; ".join(str(problem) for problem in problems[:5]))
-    return chosen
 
 
 @transaction.atomic

@@ -22,14 +22,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.corrections import Corrections, count_corrections
-from corpus.formats import validate_spans
 from annotator.models import Annotation, Assignment, AuditEvent, Document
 from annotator.services.adjudication import adjudicate_if_agreed
 from annotator.services.audit import record_event
 from annotator.permissions import can_manage
 from annotator.services.queue import NotAssigned, annotators_needed, extend_assignment, hold_assignment
-from corpus.span_json import SpanJSONError, read_span, read_stored
-from corpus.types import Document as CorpusDocument
+from annotator.services.span_checks import SpanError, checked_spans
+from corpus.span_json import read_span
 
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600.0
 
@@ -55,20 +54,10 @@ class SaveResult:
 
 
 def _clean_spans(*, annotation: Annotation, spans: Sequence[dict]) -> list[dict]:
-    project = annotation.document.project
     try:
-        stored = sorted((read_stored(span, origins=("model", "human")) for span in spans),
-                        key=lambda s: s.span)
-    except SpanJSONError as error:
+        return [s.to_json() for s in checked_spans(document=annotation.document, spans=spans)]
+    except SpanError as error:
         raise AnnotationError(str(error)) from None
-    problems = validate_spans(
-        [CorpusDocument(text=annotation.document.text, spans=tuple(s.span for s in stored),
-                        name=annotation.document.external_id)],
-        labels=project.labels or None, allow_overlap=project.allow_overlap,
-    )
-    if problems:
-        raise AnnotationError("; ".join(str(problem) for problem in problems[:5]))
-    return [s.to_json() for s in stored]
 
 
 def _active(seconds) -> float:
@@ -163,7 +152,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
         Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
     # With one annotator per record this submission completes it; with more, count the submissions.
     # With two or more, the last one also adjudicates the record when the submissions agree.
-    needed = annotators_needed(project=document.project, document=Document.objects.get(pk=document.pk))
+    needed = annotators_needed(project=document.project, document=document)  # read with the annotation, above
     submitted = Annotation.objects.filter(document=document, state=Annotation.State.SUBMITTED,
                                           source=Annotation.Source.HUMAN)
     if needed <= 1 or submitted.count() >= needed:

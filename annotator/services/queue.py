@@ -238,12 +238,12 @@ def next_record(*, project: Project, user) -> Handout | None:
     assignment = Assignment.objects.create(
         document=document, annotator=user, expires_at=now + timedelta(minutes=project.assignment_timeout_minutes)
     )
-    holders = Assignment.objects.filter(document=document).count()
-    if holders == 1 and document.annotators_wanted is None and drawn_for_control(project=project, document=document):
+    if document.annotators_wanted is None and drawn_for_control(project=project, document=document):
         document.annotators_wanted = 2
         Document.objects.filter(pk=document.pk).update(annotators_wanted=2)
-    # The record leaves the pool when it has the people it needs (open or submitted).
-    if holders >= annotators_needed(project=project, document=document):
+    # The record leaves the pool when it has the people it needs (open or submitted): with one, at once.
+    needed = annotators_needed(project=project, document=document)
+    if needed <= 1 or Assignment.objects.filter(document=document).count() >= needed:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED)
     # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
     annotation = Annotation.objects.get(document=document, annotator=user) if has_annotation else None
