@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +31,8 @@ def free_port() -> int:
 
 def private_data_folder(prefix: str) -> Path:
     """Inside the checkout (not /tmp/pytest-of-root, which is private to root), so that PostgreSQL's
-    unprivileged user can reach it when the tests run as root."""
+    unprivileged user can reach it when the tests run as root — unless the checkout itself is private (a
+    clone in a ``mktemp -d`` folder): PostgreSQL's data then lives in a folder of its own (``postgres_home``)."""
     return ROOT / "var" / f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
@@ -131,19 +133,36 @@ def stop(process: subprocess.Popen, log: Path, *, seconds: float = 120) -> str:
     return log.read_text()
 
 
+def postgres_home(data: Path) -> Path:
+    """Where the launcher on ``data`` keeps PostgreSQL: ``data/postgres``, or the folder outside a private
+    checkout that ``config.embedded`` recorded for it (``services/postgres.folder``)."""
+    record = data / "services" / "postgres.folder"
+    return Path(record.read_text().strip()) if record.exists() else data / "postgres"
+
+
 def postgres_running(data: Path) -> bool:
-    return (data / "postgres" / "data" / "postmaster.pid").exists()
+    return (postgres_home(data) / "data" / "postmaster.pid").exists()
 
 
 def redis_running(data: Path) -> bool:
     return (data / "redis" / "redis.pid").exists()
 
 
+def remove_data_folder(data: Path) -> None:
+    """``data``, and PostgreSQL's folder outside it when the checkout is private."""
+    home = postgres_home(data)
+    if not home.is_relative_to(data):
+        shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(data, ignore_errors=True)
+
+
 def kill_leftovers(data: Path) -> None:
     """Whatever a failure left running on ``data`` must not outlive the test: processes whose command line
     names the folder (PostgreSQL, the worker, a waiting command) and the Redis server of its pid file."""
-    found = subprocess.run(["pgrep", "-f", str(data)], capture_output=True, text=True).stdout.split()
-    pids = {int(pid) for pid in found}
+    pids = set()
+    for folder in {data, postgres_home(data)}:
+        found = subprocess.run(["pgrep", "-f", str(folder)], capture_output=True, text=True).stdout.split()
+        pids |= {int(pid) for pid in found}
     pid_file = data / "redis" / "redis.pid"
     if pid_file.exists() and pid_file.read_text().strip().isdigit():
         pids.add(int(pid_file.read_text().strip()))

@@ -8,7 +8,6 @@ Each test runs the launcher in subprocesses on a private data folder (``DEIDLOOP
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -19,8 +18,8 @@ import requests
 from corpus.formats import write_corpus
 from corpus.types import Document, Span
 from tests.integration.launcher_process import (
-    environment, free_port, kill_leftovers, log_in, log_tail, postgres_running, private_data_folder,
-    redis_running, run_launcher, start_launcher, stop, wait_for_page, wait_until,
+    environment, free_port, kill_leftovers, log_in, log_tail, postgres_home, postgres_running, private_data_folder,
+    redis_running, remove_data_folder, run_launcher, start_launcher, stop, wait_for_page, wait_until,
 )
 
 SERVING_SECONDS = 300
@@ -134,7 +133,7 @@ def test_manage_never_stops_the_services_under_a_running_up(tmp_path):
                     process.kill()
                     process.wait()
         kill_leftovers(data)
-        shutil.rmtree(data, ignore_errors=True)
+        remove_data_folder(data)
         for log in (command_log, up_log):
             if log.exists():  # shown by pytest when the test failed
                 print(f"--- {log.name}\n{log_tail(log, 8000)}")
@@ -153,7 +152,7 @@ def test_commands_without_a_database_start_nothing_and_a_killed_user_holds_nothi
         assert _evaluate(env, train, evaluation)["train_docs"] == 8
         check = run_launcher(["manage", "check"], env)
         assert check.returncode == 0, check.stdout + check.stderr
-        assert not (data / "postgres").exists() and not (data / "redis").exists()
+        assert not postgres_home(data).exists() and not (data / "redis").exists()
 
         # A database command starts the services; its launcher is killed (SIGKILL) while manage.py goes on.
         args, ready, release = _waiting_command(data)
@@ -181,7 +180,7 @@ def test_commands_without_a_database_start_nothing_and_a_killed_user_holds_nothi
             command.kill()
             command.wait()
         kill_leftovers(data)
-        shutil.rmtree(data, ignore_errors=True)
+        remove_data_folder(data)
         if command_log.exists():
             print(f"--- {command_log.name}\n{log_tail(command_log, 8000)}")
             command_log.unlink()

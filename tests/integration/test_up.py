@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import shutil
 import subprocess
 import time
 
@@ -18,7 +17,7 @@ import requests
 
 from tests.integration.launcher_process import (
     environment, free_port, kill_leftovers, log_in, postgres_running, private_data_folder, redis_running,
-    start_launcher, stop, wait_for_page, wait_until,
+    remove_data_folder, start_launcher, stop, wait_for_page, wait_until,
 )
 
 #: Deadlines: far above what a loaded two-core machine needs, so that only a real failure reaches them.
@@ -118,7 +117,7 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
                 process.kill()
                 process.wait()
         kill_leftovers(data)  # anything left behind by a failure above must not outlive the test
-        shutil.rmtree(data, ignore_errors=True)
+        remove_data_folder(data)
         if log.exists():  # shown by pytest when the test failed
             print(log.read_text()[-8000:])
             log.unlink()
