@@ -1,9 +1,11 @@
 """What a model shows an annotator: its spans with a confidence each, and the tokens it labelled non-PHI
 but was unsure of ("possible missed PHI").
 
-With a recall bias (ALGORITHMS.md §3: thresholds tuned for F_β) the spans are decoded with the biased
-thresholds, so annotators see more, less sure suggestions; each span's confidence is still the model's own
-probability of the labels it shows, so the extra ones look as unsure as they are.
+The labels shown are one valid BIO sequence (``learning.core.decoding.decode``), so an entity the model
+hesitates over inside is shown as one suggestion, not in pieces, and what annotators see is what the
+recall-bias figures score. With a recall bias (ALGORITHMS.md §3: thresholds tuned for F_β) it is decoded
+with the biased thresholds, so annotators see more, less sure suggestions; each span's confidence is still
+the model's own probability of the labels it shows, so the extra ones look as unsure as they are.
 """
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from corpus.bio import OUTSIDE, bio_to_spans
-from learning.core.recall_bias import apply_recall_bias
 from corpus.span_json import write_span
 from corpus.text import Token
+from learning.core.decoding import decode
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
 MISSED_PHI_THRESHOLD = 0.2
@@ -31,10 +33,7 @@ def pre_annotations(
     """
     if len(tokens) == 0:
         return {"spans": [], "possible_missed": []}
-    if recall_bias is None:
-        chosen = marginals.argmax(axis=1)
-    else:
-        chosen = apply_recall_bias(marginals, labels, *recall_bias)
+    chosen = decode(marginals, labels, recall_bias)
     shown = marginals[np.arange(len(tokens)), chosen]
     starts = np.array([token.start for token in tokens])
     spans = []

@@ -6,9 +6,11 @@ search, maximising token-level binary F_β.
 
 Decisions:
 
-- Relabelling works on posterior (per-token argmax) decoding of the marginals. A relabelled ``I-X`` whose
-  left neighbour is not ``B-X`` or ``I-X`` becomes ``B-X``, so every relabelled token starts or continues
-  a well-formed span; the model's choice between starting a new span and continuing one is kept otherwise.
+- The thresholds are tuned on the token-wise decisions (``learning.core.decoding.decode_tokenwise``), the
+  unit of §3's F_β. What is shown and scored — :func:`recall_biased_tags`, :func:`recall_biased_spans`,
+  the pre-annotations — is the BIO-consistent decoding of ``learning.core.decoding.decode`` with the same
+  thresholds: every token they relabel is still shown as PHI, the same as token-wise wherever the
+  token-wise labels form a valid sequence, and an entity is not cut into pieces where they do not.
 - The search covers exactly the grid of §3 (121 pairs); there is no separate "no bias" cell (pairs that
   relabel nothing play that part). Equal F_β is resolved towards the milder change: the pair that relabels
   fewest development tokens, then the lowest τ_main, then the highest τ_alt, because pairs that tie on the
@@ -20,10 +22,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from corpus.bio import OUTSIDE, bio_to_spans
-from learning.core.metrics import f_beta
+from corpus.bio import OUTSIDE
 from corpus.text import Token
 from corpus.types import Span
+from learning.core.decoding import decode_tokenwise, decoded_spans, decoded_tags, outside_index, phi_candidates
+from learning.core.metrics import f_beta
 
 __all__ = [
     "BETAS",
@@ -49,57 +52,18 @@ class RecallBias(NamedTuple):
     score: float
 
 
-def _o_index(labels: Sequence[str]) -> int:
-    try:
-        return list(labels).index(OUTSIDE)
-    except ValueError:
-        raise ValueError(f"the label set has no {OUTSIDE!r}: {list(labels)}") from None
-
-
-def _phi_candidates(marginals: np.ndarray, o_index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per token: the argmax label, P(O) and the index of the most probable PHI label."""
-    m = np.asarray(marginals, dtype=np.float64)
-    if m.ndim != 2:
-        raise ValueError(f"marginals must be a (tokens, labels) array, got shape {m.shape}")
-    argmax = m.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
-    masked = m.copy()
-    masked[:, o_index] = -np.inf
-    best_phi = masked.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
-    return argmax, m[:, o_index], best_phi
-
-
 def apply_recall_bias(
     marginals: np.ndarray, labels: Sequence[str], tau_main: float, tau_alt: float
 ) -> np.ndarray:
-    """Label indices (into ``labels``) per token after the recall bias."""
-    o = _o_index(labels)
-    m = np.asarray(marginals, dtype=np.float64)
-    if m.ndim != 2 or m.shape[1] != len(labels):
-        raise ValueError(f"marginals of shape {m.shape} do not match {len(labels)} labels")
-    argmax, p_o, best_phi = _phi_candidates(m, o)
-    if len(labels) < 2:
-        return argmax
-    rows = np.arange(m.shape[0])
-    relabel = (argmax == o) & (p_o < tau_main) & (m[rows, best_phi] >= tau_alt)
-    out = argmax.copy()
-    out[relabel] = best_phi[relabel]
-    index = {label: i for i, label in enumerate(labels)}
-    for t in np.flatnonzero(relabel):
-        label = labels[out[t]]
-        if not label.startswith("I-"):
-            continue
-        kind = label[2:]
-        previous = labels[out[t - 1]] if t > 0 else OUTSIDE
-        if previous not in (f"B-{kind}", f"I-{kind}") and f"B-{kind}" in index:
-            out[t] = index[f"B-{kind}"]
-    return out
+    """Label indices (into ``labels``) per token after the recall bias, decided token by token."""
+    return decode_tokenwise(marginals, labels, (tau_main, tau_alt))
 
 
 def recall_biased_tags(
     marginals: np.ndarray, labels: Sequence[str], tau_main: float, tau_alt: float
 ) -> list[str]:
-    """BIO tags per token after the recall bias."""
-    return [labels[i] for i in apply_recall_bias(marginals, labels, tau_main, tau_alt)]
+    """BIO tags per token after the recall bias, as one valid BIO sequence."""
+    return decoded_tags(marginals, labels, (tau_main, tau_alt))
 
 
 def recall_biased_spans(
@@ -109,10 +73,9 @@ def recall_biased_spans(
     tau_main: float,
     tau_alt: float,
 ) -> list[Span]:
-    """Character spans of one document decoded from its marginals with the recall bias."""
-    if len(tokens) != np.asarray(marginals).shape[0]:
-        raise ValueError(f"{len(tokens)} tokens but marginals for {np.asarray(marginals).shape[0]}")
-    return bio_to_spans(tokens, recall_biased_tags(marginals, labels, tau_main, tau_alt))
+    """Character spans of one document decoded from its marginals with the recall bias (what annotators are
+    shown as suggestions)."""
+    return decoded_spans(tokens, marginals, labels, (tau_main, tau_alt))
 
 
 def tune_recall_bias(
@@ -127,14 +90,14 @@ def tune_recall_bias(
     """
     if len(marginals_per_doc) != len(gold_tags_per_doc):
         raise ValueError(f"{len(marginals_per_doc)} marginal arrays but {len(gold_tags_per_doc)} tag lists")
-    o = _o_index(labels)
+    o = outside_index(labels)
     arrays = [np.asarray(m, dtype=np.float64).reshape(-1, len(labels)) for m in marginals_per_doc]
     for i, (m, tags) in enumerate(zip(arrays, gold_tags_per_doc)):
         if m.shape[0] != len(tags):
             raise ValueError(f"document {i}: {m.shape[0]} marginal rows but {len(tags)} gold tags")
     m = np.concatenate(arrays, axis=0) if arrays else np.zeros((0, len(labels)))
     gold_phi = np.array([t != OUTSIDE for tags in gold_tags_per_doc for t in tags], dtype=bool)
-    argmax, p_o, best_phi = _phi_candidates(m, o)
+    argmax, p_o, best_phi = phi_candidates(m, o)
     p_best_phi = m[np.arange(m.shape[0]), best_phi] if len(labels) > 1 else np.zeros(m.shape[0])
     predicted_o = argmax == o
     base_phi = ~predicted_o

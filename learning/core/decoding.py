@@ -1,0 +1,228 @@
+"""From per-token marginals to the labels a model shows: token-wise, and as one BIO-consistent sequence.
+
+Two decodings of a document's marginals (an array (tokens, labels), label order as in ``labels_``):
+
+- **Token-wise** (:func:`decode_tokenwise`): every token takes its most probable label, or, with a recall
+  bias (τ_main, τ_alt) (ALGORITHMS.md §3), a token whose most probable label is O but with
+  P(O) < τ_main is relabelled as its most probable PHI label when that label's marginal is ≥ τ_alt; a
+  relabelled ``I-X`` whose left neighbour is neither ``B-X`` nor ``I-X`` becomes ``B-X``. This is the rule
+  the thresholds are tuned with (``learning.core.recall_bias``). Decided token by token, it may produce
+  sequences no tagger would (``O I-X``, ``B-X I-Y``), which read back as an entity cut into pieces.
+
+- **BIO-consistent** (:func:`decode`, constrained posterior decoding): the label sequence with the highest
+  sum of per-token scores among the valid ones, found by Viterbi over the whole document. A sequence is
+  valid when every ``I-X`` follows ``B-X`` or ``I-X``; a document does not open with ``I-X`` (where the
+  label set has no ``B-X``, ``I-X`` may open a span: there is no other way to tag X). The score of label
+  l on token t is log P(l | x)_t; with a recall bias two changes write the thresholds' intent into it:
+
+  * on every token the token-wise rule shows as PHI (its most probable label, or the one the thresholds
+    relabel it to), O is not a candidate (score −∞): what the model or the thresholds call PHI is shown as
+    PHI whatever its neighbours, so the token-level decisions the thresholds were tuned on are all kept;
+  * on a token the thresholds relabel to ``I-X``, ``B-X`` scores as much as ``I-X``: the thresholds choose
+    the type X, and whether the token opens or continues an X is left to the sequence (the token-wise
+    rule's repair, written as a score).
+
+  Without a recall bias any label may be dropped or added where that makes the sequence valid at the
+  lowest cost; with one, tokens can only be added to the PHI the token-wise rule shows.
+
+  With these scores the token-wise labels score highest token by token, so wherever they already form a
+  valid sequence they are a best valid sequence, and they are returned as they are. Elsewhere the decoder
+  mends the sequence at the cheapest place: ``B-X I-X O I-X I-X`` where the third token's P(I-X) is a close
+  second to P(O) becomes one X, not two. Among equally good predecessors the token-wise label is kept.
+  (An inner token whose ``B-X`` is more probable than its ``I-X`` still opens a second X: ``B-X I-X B-X``
+  is valid, and the marginals alone cannot tell it from two adjacent entities.)
+
+The span confidence and possible-miss rules that read these labels are in ``learning.core.pre_annotation``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from corpus.bio import OUTSIDE, bio_to_spans
+from corpus.text import Token
+from corpus.types import Span
+
+__all__ = [
+    "allowed_transitions",
+    "decode",
+    "decode_tokenwise",
+    "decoded_spans",
+    "decoded_tags",
+    "is_bio_valid",
+    "outside_index",
+    "phi_candidates",
+]
+
+#: The floor under a marginal before its logarithm: a zero marginal is very unlikely, not impossible.
+_FLOOR = np.finfo(np.float64).tiny
+
+
+def outside_index(labels: Sequence[str]) -> int:
+    """The column of ``"O"`` in ``labels``; ``ValueError`` when the label set has none."""
+    try:
+        return list(labels).index(OUTSIDE)
+    except ValueError:
+        raise ValueError(f"the label set has no {OUTSIDE!r}: {list(labels)}") from None
+
+
+def _as_marginals(marginals: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    m = np.asarray(marginals, dtype=np.float64)
+    if m.ndim != 2 or m.shape[1] != len(labels):
+        raise ValueError(f"marginals of shape {m.shape} do not match {len(labels)} labels")
+    return m
+
+
+def phi_candidates(marginals: np.ndarray, o_index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per token: the argmax label, P(O) and the index of the most probable PHI label."""
+    m = np.asarray(marginals, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"marginals must be a (tokens, labels) array, got shape {m.shape}")
+    argmax = m.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
+    masked = m.copy()
+    masked[:, o_index] = -np.inf
+    best_phi = masked.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
+    return argmax, m[:, o_index], best_phi
+
+
+def _relabelled(m: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None):
+    """(labels chosen token by token before any repair, the most probable PHI labels, the mask of the tokens
+    the thresholds relabel) — the §3 rule."""
+    if recall_bias is None:
+        argmax = m.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
+        return argmax, argmax, np.zeros(m.shape[0], dtype=bool)
+    tau_main, tau_alt = recall_bias
+    o = outside_index(labels)
+    argmax, p_o, best_phi = phi_candidates(m, o)
+    if len(labels) < 2:
+        return argmax, best_phi, np.zeros(m.shape[0], dtype=bool)
+    relabel = (argmax == o) & (p_o < tau_main) & (m[np.arange(m.shape[0]), best_phi] >= tau_alt)
+    return np.where(relabel, best_phi, argmax), best_phi, relabel
+
+
+def _repaired(chosen: np.ndarray, relabel: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """A relabelled ``I-X`` whose left neighbour is neither ``B-X`` nor ``I-X`` becomes ``B-X``."""
+    out = chosen.copy()
+    index = {label: i for i, label in enumerate(labels)}
+    for t in np.flatnonzero(relabel).tolist():
+        label = labels[out[t]]
+        if not label.startswith("I-"):
+            continue
+        kind = label[2:]
+        previous = labels[out[t - 1]] if t > 0 else OUTSIDE
+        if previous not in (f"B-{kind}", f"I-{kind}") and f"B-{kind}" in index:
+            out[t] = index[f"B-{kind}"]
+    return out
+
+
+def decode_tokenwise(
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+) -> np.ndarray:
+    """Label indices (into ``labels``) decided token by token: the argmax, or the recall-bias rule."""
+    m = _as_marginals(marginals, labels)
+    chosen, _, relabel = _relabelled(m, labels, recall_bias)
+    return _repaired(chosen, relabel, labels)
+
+
+def allowed_transitions(labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(allowed, opens)``: ``allowed[i, j]`` when label j may follow label i, ``opens[j]`` when a document
+    may start with label j."""
+    index = {label: i for i, label in enumerate(labels)}
+    n = len(labels)
+    allowed = np.ones((n, n), dtype=bool)
+    opens = np.ones(n, dtype=bool)
+    for j, label in enumerate(labels):
+        if not label.startswith("I-") or f"B-{label[2:]}" not in index:
+            continue
+        kind = label[2:]
+        allowed[:, j] = False
+        allowed[index[f"B-{kind}"], j] = True
+        allowed[j, j] = True
+        opens[j] = False
+    return allowed, opens
+
+
+def is_bio_valid(indices: np.ndarray, labels: Sequence[str]) -> bool:
+    """Whether the label indices form a valid BIO sequence (see the module's docstring)."""
+    chosen = np.asarray(indices, dtype=np.intp)
+    if chosen.shape[0] == 0:
+        return True
+    allowed, opens = allowed_transitions(labels)
+    return bool(opens[chosen[0]] and allowed[chosen[:-1], chosen[1:]].all())
+
+
+def _scores(
+    m: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None, chosen: np.ndarray,
+    best_phi: np.ndarray, relabel: np.ndarray,
+) -> np.ndarray:
+    """Per-token label scores: log marginals, with the recall bias written in (module docstring)."""
+    scores = np.log(np.maximum(m, _FLOOR))
+    if recall_bias is None:
+        return scores
+    o = outside_index(labels)
+    scores[chosen != o, o] = -np.inf
+    rows = np.flatnonzero(relabel)
+    index = {label: i for i, label in enumerate(labels)}
+    opener = np.array([index.get(f"B-{label[2:]}", -1) if label.startswith("I-") else -1 for label in labels])
+    inside = rows[opener[best_phi[rows]] >= 0]
+    scores[inside, opener[best_phi[inside]]] = scores[inside, best_phi[inside]]
+    return scores
+
+
+def _viterbi(scores: np.ndarray, labels: Sequence[str], preferred: np.ndarray) -> np.ndarray:
+    """The valid sequence of highest total score; ties between predecessors go to ``preferred``'s label."""
+    n, n_labels = scores.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.intp)
+    allowed, opens = allowed_transitions(labels)
+    transition = np.where(allowed, 0.0, -np.inf)
+    columns = np.arange(n_labels)
+    back = np.zeros((n, n_labels), dtype=np.intp)
+    delta = scores[0] + np.where(opens, 0.0, -np.inf)
+    for t in range(1, n):
+        candidates = delta[:, None] + transition  # (previous, current)
+        best = candidates.argmax(axis=0)
+        top = candidates[best, columns]
+        keep = candidates[preferred[t - 1]] == top
+        back[t] = np.where(keep, preferred[t - 1], best)
+        delta = top + scores[t]
+    path = np.empty(n, dtype=np.intp)
+    last = int(delta.argmax())
+    path[-1] = preferred[-1] if delta[preferred[-1]] == delta[last] else last
+    for t in range(n - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path
+
+
+def decode(
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+) -> np.ndarray:
+    """Label indices (into ``labels``) of the best valid BIO sequence; ``recall_bias`` is (τ_main, τ_alt).
+
+    Identical to :func:`decode_tokenwise` wherever that is already a valid sequence.
+    """
+    m = _as_marginals(marginals, labels)
+    chosen, best_phi, relabel = _relabelled(m, labels, recall_bias)
+    tokenwise = _repaired(chosen, relabel, labels)
+    if is_bio_valid(tokenwise, labels):
+        return tokenwise
+    # Ties go to the labels chosen before the repair: a relabelled I-X continues an X where it can.
+    return _viterbi(_scores(m, labels, recall_bias, chosen, best_phi, relabel), labels, chosen)
+
+
+def decoded_tags(
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+) -> list[str]:
+    """BIO tags per token of :func:`decode`."""
+    return [labels[i] for i in decode(marginals, labels, recall_bias).tolist()]
+
+
+def decoded_spans(
+    tokens: Sequence[Token], marginals: np.ndarray, labels: Sequence[str],
+    recall_bias: tuple[float, float] | None = None,
+) -> list[Span]:
+    """Character spans of one document from :func:`decode`."""
+    if len(tokens) != np.asarray(marginals).shape[0]:
+        raise ValueError(f"{len(tokens)} tokens but marginals for {np.asarray(marginals).shape[0]}")
+    return bio_to_spans(tokens, decoded_tags(marginals, labels, recall_bias))
