@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["forward_backward", "forward_backward_batch", "forward_backward_log"]
+__all__ = ["chain_statistics", "forward_backward", "forward_backward_batch", "forward_backward_log"]
 
 
 def _as_vector(x: np.ndarray | None, n_labels: int, name: str) -> np.ndarray:
@@ -159,3 +159,100 @@ def forward_backward_log(
     log_post = log_alpha + log_beta
     log_post -= _logsumexp(log_post, axis=1)[:, None]
     return np.exp(log_post)
+
+
+def chain_statistics(
+    unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What training a CRF needs of B padded sequences (no start or end scores, as in crfsuite):
+
+    ``(log_z, marginals, edges)``: the log partition function of each sequence (B,), the per-token marginals
+    (B, T, L) (zero on padding) and the pairwise marginals ``P(y_t = i, y_t+1 = j | x)`` summed over every
+    position of every sequence (L, L) — the expected transition counts.  Same scaled recursion as
+    :func:`forward_backward_batch`, with the normalisers kept for ``log_z``; sequences whose potentials are
+    too extreme for it are recomputed in log space.  Works in the precision of ``unary`` (float32 halves the
+    time; ``log_z`` is accumulated in float64 either way).
+    """
+    unary = np.asarray(unary)
+    if unary.dtype != np.float32:
+        unary = unary.astype(np.float64)
+    transition = np.asarray(transition, dtype=unary.dtype)
+    n_seq, n_pos, n_labels = unary.shape
+    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if n_seq == 0 or n_pos == 0:
+        return np.zeros(n_seq), np.zeros_like(unary), np.zeros((n_labels, n_labels))
+    inside = np.arange(n_pos)[None, :] < lengths[:, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        shift = unary.max(axis=2)  # (B, T)
+        u = np.exp(unary - shift[:, :, None])
+        top = transition.max()
+        trans_exp = np.exp(transition - top)
+        alpha = np.empty_like(u)
+        norms = np.ones((n_seq, n_pos), dtype=unary.dtype)
+        a = u[:, 0, :]
+        norms[:, 0] = a.sum(axis=1)
+        a = a / norms[:, 0, None]
+        alpha[:, 0, :] = a
+        for t in range(1, n_pos):
+            nxt = (a @ trans_exp) * u[:, t, :]
+            norms[:, t] = nxt.sum(axis=1)
+            a = nxt / norms[:, t, None]
+            alpha[:, t, :] = a
+        log_z = np.where(inside, np.log(norms, dtype=np.float64) + shift + float(top), 0.0).sum(axis=1) - float(top)
+
+        beta = np.empty_like(u)
+        last = lengths - 1
+        flat = np.full(n_labels, 1.0 / n_labels, dtype=unary.dtype)
+        b = np.broadcast_to(flat, (n_seq, n_labels)).copy()
+        beta[:, n_pos - 1, :] = b
+        for t in range(n_pos - 2, -1, -1):
+            nb = (u[:, t + 1, :] * b) @ trans_exp.T
+            nb /= nb.sum(axis=1, keepdims=True)
+            restart = last == t
+            if restart.any():
+                nb[restart] = flat
+            beta[:, t, :] = nb
+            b = nb
+        # Pairwise marginals of (t, t+1): alpha_t(i) E(i, j) u_t+1(j) beta_t+1(j), normalised per position by
+        # norm_t+1 * <alpha_t+1, beta_t+1>; summed over all positions at once as one product.
+        follows = inside[:, 1:]
+        scale = norms[:, 1:] * (alpha[:, 1:] * beta[:, 1:]).sum(axis=2)
+        left = alpha[:, :-1][follows] / scale[follows][:, None]
+        right = (u[:, 1:] * beta[:, 1:])[follows]
+        edges = ((left.T @ right) * trans_exp).astype(np.float64)
+        post = alpha * beta
+        post /= post.sum(axis=2, keepdims=True)
+    post[~inside] = 0.0
+    bad = ~(np.isfinite(post).all(axis=(1, 2)) & np.isfinite(log_z))
+    if bad.any() or not np.isfinite(edges).all():
+        # Recompute the failed sequences exactly; the edge sums are recomputed whole (rare: extreme weights).
+        edges = np.zeros((n_labels, n_labels))
+        for i in range(n_seq):
+            n = int(lengths[i])
+            seq_log_z, seq_post, seq_edges = _statistics_log(unary[i, :n].astype(np.float64),
+                                                             transition.astype(np.float64))
+            if bad[i]:
+                log_z[i], post[i, :n] = seq_log_z, seq_post
+            edges += seq_edges
+    return log_z, post, edges
+
+
+def _statistics_log(unary: np.ndarray, transition: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """log Z, marginals and summed pairwise marginals of one sequence by the log-space recursion."""
+    n_pos, n_labels = unary.shape
+    if n_pos == 0:
+        return 0.0, np.zeros((0, n_labels)), np.zeros((n_labels, n_labels))
+    log_alpha = np.empty((n_pos, n_labels))
+    log_beta = np.zeros((n_pos, n_labels))
+    log_alpha[0] = unary[0]
+    for t in range(1, n_pos):
+        log_alpha[t] = _logsumexp(log_alpha[t - 1][:, None] + transition, axis=0) + unary[t]
+    for t in range(n_pos - 2, -1, -1):
+        log_beta[t] = _logsumexp(transition + (unary[t + 1] + log_beta[t + 1])[None, :], axis=1)
+    log_z = float(_logsumexp(log_alpha[-1], axis=0))
+    post = np.exp(log_alpha + log_beta - log_z)
+    edges = np.zeros((n_labels, n_labels))
+    for t in range(n_pos - 1):
+        edges += np.exp(log_alpha[t][:, None] + transition + (unary[t + 1] + log_beta[t + 1])[None, :] - log_z)
+    return log_z, post, edges
+

@@ -1,0 +1,172 @@
+"""The project's CRF trainer: its statistics, its gradient, its optimum against crfsuite's, warm starts."""
+from __future__ import annotations
+
+import copy
+import itertools
+
+import numpy as np
+import pytest
+
+from corpus.bio import spans_to_bio
+from learning.core.features import FeatureCache
+from learning.core.marginals import chain_statistics
+from learning.core.taggers.base import labels_from_tags
+from learning.core.taggers.crf import CRFTagger
+from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, fit_weights, owlqn, training_set, warm_start
+
+from .meddocan import read_split
+from .test_crf import synthetic_docs
+
+
+def brute_force(unary: np.ndarray, transition: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """log Z, marginals and summed pairwise marginals of one short chain by enumerating every path."""
+    n_pos, n_labels = unary.shape
+    paths = list(itertools.product(range(n_labels), repeat=n_pos))
+    scores = np.array([unary[np.arange(n_pos), p].sum() + sum(transition[a, b] for a, b in zip(p, p[1:]))
+                       for p in paths])
+    log_z = float(np.log(np.exp(scores - scores.max()).sum()) + scores.max())
+    prob = np.exp(scores - log_z)
+    post = np.zeros((n_pos, n_labels))
+    edges = np.zeros((n_labels, n_labels))
+    for p, q in zip(paths, prob):
+        post[np.arange(n_pos), p] += q
+        for a, b in zip(p, p[1:]):
+            edges[a, b] += q
+    return log_z, post, edges
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_chain_statistics_equal_enumeration_over_padded_batches(dtype):
+    rng = np.random.default_rng(0)
+    lengths = np.array([4, 1, 3, 2])
+    unary = rng.normal(0, 2, size=(4, 4, 3))
+    transition = rng.normal(0, 2, size=(3, 3))
+    log_z, post, edges = chain_statistics(unary.astype(dtype), lengths, transition)
+    want_edges = np.zeros((3, 3))
+    tolerance = 1e-9 if dtype == np.float64 else 2e-5
+    for i, n in enumerate(lengths):
+        z, p, e = brute_force(unary[i, :n], transition)
+        assert log_z[i] == pytest.approx(z, rel=tolerance)
+        np.testing.assert_allclose(post[i, :n], p, atol=tolerance * 10)
+        assert not post[i, n:].any()
+        want_edges += e
+    np.testing.assert_allclose(edges, want_edges, atol=tolerance * 10)
+
+
+def test_chain_statistics_survive_extreme_scores():
+    rng = np.random.default_rng(1)
+    unary = rng.normal(0, 1, size=(2, 3, 3))
+    transition = np.array([[0.0, -2000.0, 5.0], [3.0, 0.0, -900.0], [1.0, 1.0, 0.0]])
+    log_z, post, edges = chain_statistics(unary, np.array([3, 3]), transition)
+    for i in range(2):
+        z, p, e = brute_force(unary[i], transition)
+        assert log_z[i] == pytest.approx(z)
+        np.testing.assert_allclose(post[i], p, atol=1e-9)
+    assert np.isfinite(edges).all() and edges.sum() == pytest.approx(4.0)
+
+
+def problem(docs, cache=None):
+    tagger = CRFTagger(feature_cache=cache or FeatureCache())
+    feats = tagger.features(docs)
+    tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
+    return training_set(feats, tags, labels_from_tags(tags))
+
+
+def test_gradient_equals_finite_differences_on_meddocan_notes():
+    data = problem(read_split("train")[:3])
+    objective = Objective(data, c2=0.05, dtype=np.float64)
+    rng = np.random.default_rng(2)
+    w = rng.normal(0, 0.3, data.n_features)
+    _, grad = objective(w)
+    n_state = data.feature_rows.shape[0]
+    picks = np.concatenate([rng.choice(n_state, 12, replace=False), n_state + rng.choice(len(data.labels) ** 2, 6)])
+    for k in picks:
+        step = np.zeros_like(w)
+        step[k] = 1e-5
+        numeric = (objective(w + step)[0] - objective(w - step)[0]) / 2e-5
+        assert grad[k] == pytest.approx(numeric, rel=1e-4, abs=1e-5), k
+
+
+def test_the_observed_counts_are_the_features_crfsuite_would_make():
+    docs = synthetic_docs(6, seed=3)
+    data = problem(docs)
+    # Every (attribute, label) pair occurs in the training tokens; the counts add up to the attribute entries.
+    assert (data.observed > 0).all()
+    assert data.observed.sum() == data.matrix.nnz
+    n_chains = sum(1 for positions, inside, lengths in data.buckets for _ in lengths)
+    assert data.observed_transitions.sum() == data.matrix.shape[0] - n_chains
+
+
+def crfsuite_objective(data, tagger: CRFTagger) -> float:
+    w = warm_start(data, CRFWeights(tagger.attributes_, tagger.labels_, tagger.state_weights_,
+                                    tagger.transition_weights_))
+    value, _ = Objective(data, tagger.c2, dtype=np.float64)(w)
+    return value + tagger.c1 * float(np.abs(w).sum())
+
+
+def test_a_cold_fit_reaches_crfsuites_optimum_and_weights():
+    docs = read_split("train")[:12]
+    cache = FeatureCache()
+    reference = CRFTagger(c1=0.1, c2=0.05, max_iterations=400, epsilon=1e-8, feature_cache=cache).fit(docs)
+    data = problem(docs, cache)
+    ours = fit_weights(data, c1=0.1, c2=0.05, max_iterations=400, epsilon=1e-10, dtype=np.float64)
+    theirs = crfsuite_objective(data, reference)
+    assert ours.objective == pytest.approx(theirs, rel=2e-4)
+    # The objective is strictly convex (c2 > 0): the same optimum means the same weights.
+    mine = warm_start(data, ours)
+    crfsuite = warm_start(data, CRFWeights(reference.attributes_, reference.labels_, reference.state_weights_,
+                                           reference.transition_weights_))
+    assert np.corrcoef(mine, crfsuite)[0, 1] > 0.995
+    assert np.abs(mine - crfsuite).max() < 0.1 * np.abs(crfsuite).max()
+    both = (mine != 0) | (crfsuite != 0)
+    assert ((mine != 0) == (crfsuite != 0))[both].mean() > 0.9  # L1 zeroes (nearly) the same weights
+
+
+def test_owlqn_solves_a_lasso_exactly():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(40, 10))
+    truth = np.array([3.0, 0, 0, -2.0, 0, 0, 0, 1.5, 0, 0])
+    b = a @ truth + rng.normal(0, 0.01, 40)
+
+    def smooth(x):
+        r = a @ x - b
+        return 0.5 * float(r @ r), a.T @ r
+
+    x, value, iterations = owlqn(smooth, np.zeros(10), c1=1.0, max_iterations=500, epsilon=1e-14)
+    # Optimality of the lasso: |gradient| <= c1 where x is zero, gradient = -c1 sign(x) elsewhere.
+    grad = smooth(x)[1]
+    assert np.all(np.abs(grad[x == 0]) <= 1.0 + 1e-5)
+    np.testing.assert_allclose(grad[x != 0], -np.sign(x[x != 0]), atol=1e-5)
+    assert set(np.flatnonzero(x)) == {0, 3, 7}
+
+
+def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
+    docs = synthetic_docs(8, seed=5)
+    cache = FeatureCache()
+    data = problem(docs, cache)
+    first = fit_weights(data, c1=0.1, c2=0.05, max_iterations=50, dtype=np.float64)
+    grown = problem(docs + synthetic_docs(3, seed=6), cache)
+    init = warm_start(grown, first)
+    n_state = grown.feature_rows.shape[0]
+    row = {a: i for i, a in enumerate(first.attributes)}
+    col = {lab: i for i, lab in enumerate(first.labels)}
+    for k in range(n_state):
+        attribute, label = grown.attributes[grown.feature_rows[k]], grown.labels[grown.feature_cols[k]]
+        known = attribute in row and label in col
+        assert init[k] == (first.state[row[attribute], col[label]] if known else 0.0)
+    assert init[n_state:].reshape(len(grown.labels), -1).sum() == pytest.approx(first.transition.sum())
+
+
+def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfsuite():
+    cache = FeatureCache()
+    docs = synthetic_docs(30, seed=0)
+    tagger = CRFTagger(max_iterations=40, feature_cache=cache, warm_start=True).fit(docs[:25])
+    assert tagger.crf_ is not None  # a first fit is crfsuite's
+    before = copy.deepcopy(tagger)
+    tagger.fit(docs)
+    assert tagger.crf_ is None and 1 <= tagger.fit_iterations_ <= tagger.warm_iterations
+    test = synthetic_docs(5, seed=1)
+    assert tagger.predict(test) == [sorted(d.spans) for d in test]
+    # The batched Viterbi decodes exactly as crfsuite's tagger does, on real notes.
+    notes = read_split("dev")[:8]
+    assert before.predict_tags(notes) == before.predict_tags_reference(notes)
