@@ -74,6 +74,8 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
     kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
+    if kind == "crf":
+        params = {"warm_start": True, **params}  # retrains continue from the current model (its refit policy)
     extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
     factory = tagger_factory(kind, seed=seed, **params, **extra)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
@@ -81,6 +83,10 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     unlabelled, policy = None, {}
     if project.self_training and len(gold) >= 2:
         unlabelled, policy = _self_training_inputs(project, seed)
+    else:
+        previous = _current_tagger_to_continue(project, factory)
+        if previous is not None:
+            factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
     # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
     # documents the thresholds were not tuned on (learning.core.training).
     model = train_and_evaluate(
@@ -127,6 +133,8 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
                          **strategy_note},
             "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
             "tagger": {"kind": kind, "params": params}, "seed": seed, "warnings": warnings,
+            "fit": {"kind": getattr(tagger, "fit_kind_", "cold"), "iterations": getattr(tagger, "fit_iterations_", None),
+                    "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0)},
         }
         locked.artifact = str(artifact)
         locked.ranking_id = ranking.pk
@@ -162,6 +170,35 @@ def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, 
         log.warning("could not compare with model %s: %s", current.pk, error)
         return None
     return {"previous": current.pk, **mcnemar_tokens(evaluation, predicted, previous, eval_tokens)}
+
+
+def _current_tagger_to_continue(project: Project, factory) -> Any | None:
+    """The project's current model, freshly read, when the tagger the project asks for can continue from it:
+    it starts warm (``warm_start``), is of the same kind, and has the same settings. None otherwise, and the
+    retrain fits from zero."""
+    fresh = factory()
+    if not getattr(fresh, "warm_start", False):
+        return None
+    current = ModelVersion.objects.filter(project=project, is_current=True).first()
+    if current is None or not current.artifact or not Path(current.artifact).exists():
+        return None
+    try:
+        previous = artifacts.read(current.artifact, key=artifact_key(project.pk))
+    except Exception as error:  # noqa: BLE001 - a model that cannot be read is not continued from
+        log.warning("model %s of project %s is not continued from: %s", current.pk, project.pk, error)
+        return None
+    try:
+        same = type(previous) is type(fresh) and _settings(previous) == _settings(fresh)
+    except AttributeError:  # saved by a version whose tagger had other parameters
+        same = False
+    if not same:
+        return None
+    previous.feature_cache = fresh.feature_cache
+    return previous
+
+
+def _settings(tagger: Any) -> dict[str, Any]:
+    return {name: value for name, value in tagger.get_params().items() if name != "feature_cache"}
 
 
 def unscored_shards(job: RetrainJob) -> list[list[int]]:

@@ -9,7 +9,7 @@ from annotator.models import PoolScore, Ranking
 from annotator.services.imports import import_documents
 from annotator.services.queue import next_record
 from corpus.synthetic import generate_notes
-from learning.models import ModelVersion
+from learning.models import ModelVersion, RetrainJob
 from learning.services.retrain import train_and_rank
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +60,20 @@ def test_a_second_model_replaces_the_first_and_the_command_skips_projects_with_o
     assert ModelVersion.objects.count() == 2
     assert list(ModelVersion.objects.filter(is_current=True).values_list("pk", flat=True)) != [first.pk]
     assert Ranking.objects.filter(project=project, is_current=True).count() == 1
+
+
+def test_a_retrain_continues_from_the_current_model_unless_the_settings_changed(seeded):
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    notes = generate_notes(45, seed=8)[40:]
+    import_documents(project=project, documents=notes, annotated=True)
+    second = train_and_rank(project=project)
+    fits = [RetrainJob.objects.get(model_version=v).result["fit"] for v in (first, second)]
+    assert [f["kind"] for f in fits] == ["cold", "warm"]
+    assert 1 <= fits[1]["iterations"] <= 5 and fits[1]["warm_fits_since_cold"] == 1
+    assert second.n_documents == 20 and second.metrics["entity"]["f1"] > 0.6
+
+    project.tagger = {"kind": "crf", "params": {"c2": 0.2}}  # new settings: nothing to continue from
+    project.save(update_fields=["tagger"])
+    third = train_and_rank(project=project)
+    assert RetrainJob.objects.get(model_version=third).result["fit"]["kind"] == "cold"
