@@ -14,7 +14,10 @@ from typing import Any, Callable
 
 from learning.core.taggers.base import BaseTagger, clone
 
-__all__ = ["TAGGERS", "UnknownTaggerError", "make_tagger", "parse_params", "tagger_class", "tagger_factory"]
+__all__ = [
+    "LIVE_DEFAULTS", "TAGGERS", "UnknownTaggerError", "live_params", "make_tagger", "parse_params", "tagger_class",
+    "tagger_factory",
+]
 
 # name -> (module, class)
 TAGGERS: dict[str, tuple[str, str]] = {
@@ -23,6 +26,10 @@ TAGGERS: dict[str, tuple[str, str]] = {
     "flair": ("learning.core.taggers.flair_tagger", "BiLSTMCRFTagger"),
 }
 _ALIASES = {"bilstm-crf": "flair", "bilstm_crf": "flair", "bilstmcrf": "flair"}
+
+#: What the live loop sets unless a project says otherwise: a CRF retrain continues from the current model.
+#: The dashboard's simulations use the same, so their curves are what the loop would produce.
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"crf": {"warm_start": True}}
 
 
 class UnknownTaggerError(ValueError):
@@ -40,6 +47,11 @@ def _canonical(name: str) -> str:
 def tagger_class(name: str) -> type[BaseTagger]:
     module, cls = TAGGERS[_canonical(name)]
     return getattr(importlib.import_module(module), cls)
+
+
+def live_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` over the live loop's defaults for the tagger called ``name``."""
+    return {**LIVE_DEFAULTS.get(_canonical(name), {}), **params}
 
 
 def make_tagger(name: str, *, seed: int | None = None, **params: Any) -> BaseTagger:

@@ -18,6 +18,8 @@ documents needed to reach F1 0.8, 0.85 and 0.9 (the first measured point at or a
 """
 from __future__ import annotations
 
+import copy
+
 import sys
 import time
 import zlib
@@ -125,6 +127,16 @@ def _summarise(
     }
 
 
+def _refit(tagger: Any, tagger_factory: Callable[[], Any], docs: Sequence[Document]) -> Any:
+    """The next round's model: as the live loop makes it, continuing from ``tagger`` when the tagger starts
+    warm (a copy: the first model is shared by every strategy), fitted from zero otherwise."""
+    if not getattr(tagger, "warm_start", False):
+        return tagger_factory().fit(docs)
+    following = copy.copy(tagger)
+    following.feature_cache = tagger.feature_cache  # a copy drops the process cache with the pickled state
+    return following.fit(docs)
+
+
 def simulate(
     train_docs: Sequence[Document],
     eval_docs: Sequence[Document],
@@ -141,7 +153,8 @@ def simulate(
     """Learning curves of every strategy, averaged over ``runs``.
 
     ``train_docs`` is the pool (its gold spans are the oracle), ``eval_docs`` the held-out evaluation set,
-    ``tagger_factory()`` a fresh unfitted tagger. ``progress`` receives, after every evaluated model,
+    ``tagger_factory()`` a fresh unfitted tagger; a tagger made with ``warm_start`` continues from the previous
+    round's model, as the live loop's retrains do. ``progress`` receives, after every evaluated model,
     ``{"done", "total", "run", "strategy", "docs", "f1"}``.
 
     Returns ``{"config": {...}, "strategies": {NAME: {"docs", "f1_mean", "f1_sd", "precision_mean",
@@ -200,7 +213,7 @@ def simulate(
                     labelled.extend(pool[i] for i in picked)
                     taken = set(picked.tolist())
                     pool = [d for k, d in enumerate(pool) if k not in taken]
-                    tagger = tagger_factory().fit([train_docs[i] for i in labelled])
+                    tagger = _refit(tagger, tagger_factory, [train_docs[i] for i in labelled])
                     point = _point(tagger, eval_docs, eval_tokens, len(labelled))
                     points.append(point)
                     report(run, strategy.name, point)

@@ -43,7 +43,7 @@ from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
 from learning.core.pre_annotation import pre_annotations
-from learning.core.registry import tagger_factory
+from learning.core.registry import live_params, tagger_factory
 from learning.core.strategies import Strategy
 from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
 from learning.models import ModelVersion, RetrainJob, SilverSentence
@@ -73,9 +73,8 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     if not gold:
         raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
-    kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
-    if kind == "crf":
-        params = {"warm_start": True, **params}  # retrains continue from the current model (its refit policy)
+    kind = project.tagger.get("kind", "crf")
+    params = live_params(kind, dict(project.tagger.get("params", {})))
     extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
     factory = tagger_factory(kind, seed=seed, **params, **extra)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")

@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotator.models import Document, Project
 from annotator.selectors import gold_documents
 from annotator.services.notify import notify_project
-from learning.core.registry import tagger_factory
+from learning.core.registry import live_params, tagger_factory
 from learning.core.simulation import simulate
 from learning.core.strategies import get_strategy
 from learning.models import SimulationRun
@@ -61,7 +61,8 @@ def run_simulation(run_id: int) -> SimulationRun | None:
     try:
         train = gold_documents(project=run.project, role=Document.Role.POOL)
         evaluation = gold_documents(project=run.project, role=Document.Role.EVALUATION)
-        factory = tagger_factory(run.tagger.get("kind", "crf"), seed=run.seed, **run.tagger.get("params", {}))
+        kind = run.tagger.get("kind", "crf")
+        factory = tagger_factory(kind, seed=run.seed, **live_params(kind, run.tagger.get("params", {})))
         results: dict[str, dict] = {}
         sizes = list(run.batch_sizes)
         last = [0.0]

@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from learning.core.registry import parse_params, tagger_factory
+from learning.core.registry import live_params, parse_params, tagger_factory
 from learning.core.simulation import plot_results, simulate
 from learning.core.strategies import parse_strategy
 
@@ -39,7 +39,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         try:
             strategies = [parse_strategy(s) for s in options["strategy"]]
-            tagger_params = parse_params(options["param"])
+            # As the live loop trains (a CRF continues from the previous model; --param warm_start=false refits).
+            tagger_params = live_params(options["tagger"], parse_params(options["param"]))
             factory = tagger_factory(options["tagger"], seed=options["seed"], **tagger_params)
         except ValueError as error:
             raise CommandError(str(error)) from error

@@ -183,3 +183,18 @@ def test_the_refit_policy_fits_from_zero_periodically_and_when_the_documents_gro
     # cold first; two warm fits; cold (refit_every); warm; cold again (45 > 26 * 1.5 documents)
     assert kinds == ["cold", "warm", "warm", "cold", "warm", "cold"]
     assert CRFTagger(feature_cache=cache).fit(docs[:20]).fit(docs[:22]).fit_kind_ == "cold"  # no warm_start
+
+
+def test_a_simulation_round_continues_from_a_copy_of_the_previous_model():
+    from learning.core.simulation import _refit
+
+    cache = FeatureCache()
+    docs = synthetic_docs(30, seed=9)
+    first = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True).fit(docs[:20])
+    weights = first.state_weights_.copy()
+    following = _refit(first, lambda: CRFTagger(feature_cache=cache, warm_start=True), docs[:25])
+    assert following is not first and following.fit_kind_ == "warm" and following.feature_cache is cache
+    assert first.fit_kind_ == "cold" and np.array_equal(first.state_weights_, weights)  # shared by strategies
+    cold = _refit(CRFTagger(max_iterations=20, feature_cache=cache).fit(docs[:20]),
+                  lambda: CRFTagger(max_iterations=20, feature_cache=cache), docs[:25])
+    assert cold.fit_kind_ == "cold"
