@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-
+from pathlib import Path
 from urllib.parse import quote
 
 from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls, secret_path
@@ -81,15 +81,20 @@ def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> Non
 WORKER_RESTARTS_PER_MINUTE = 3
 
 
+def worker_command(schedule: Path | None = None) -> list[str]:
+    """The command line of the Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes) with beat inside it:
+    beat runs the loop's watchdog, which resumes a retrain whose worker died, once a minute. ``schedule`` is
+    beat's state file (default: the data folder's ``celerybeat-schedule``).
+
+    Without gossip and mingle (and, in the settings, remote control) the worker's broker connection has one
+    channel, so that a Redis restart leaves the worker running (see CELERY_WORKER_ENABLE_REMOTE_CONTROL)."""
+    return [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
+            "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"), "--without-gossip", "--without-mingle",
+            "--beat", "--schedule", str(schedule or settings_data_dir() / "celerybeat-schedule")]
+
+
 def _start_worker() -> subprocess.Popen:
-    """The Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes) with beat inside it: beat runs the
-    loop's watchdog, which resumes a retrain whose worker died, once a minute."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
-         "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"),
-         "--beat", "--schedule", str(settings_data_dir() / "celerybeat-schedule")],
-        cwd=ROOT, start_new_session=True,
-    )
+    return subprocess.Popen(worker_command(), cwd=ROOT, start_new_session=True)
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -138,6 +138,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The worker's broker connection carries one channel, the task consumer's: no remote control (its mailbox),
+# and no gossip or mingle (the worker's command line: config.launcher.worker_command, docker-compose.yml).
+# With Celery 5.7.0 / kombu 5.7.0, losing Redis (a restart) with a task in flight killed a worker that had
+# more: the teardown of the lost connection stops at the first channel whose close needs Redis, detaches
+# the transport, and then closes the task consumer's channel again; restoring its unacknowledged message
+# reads the detached transport (``AttributeError: 'NoneType' object has no attribute 'hostname'`` in
+# kombu's ``_connparams``), an error Celery does not treat as a lost connection. With one channel the
+# teardown closes it while the transport is attached, and the worker reconnects
+# (tests/integration/test_broker_faults.py). Nothing here uses remote control (``celery inspect``).
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 # A message a killed worker did not acknowledge goes back to the queue after this long; the loop does not
 # wait for it (its jobs are resumed from the database), so it only bounds how long a lost message lingers.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("DEIDLOOP_VISIBILITY_TIMEOUT", "3600"))}

@@ -23,10 +23,15 @@ def database_url() -> str:
 
 
 class Worker:
-    """``celery worker`` with ``processes`` pool processes; its log goes to ``log_path``."""
+    """``celery worker`` with ``processes`` pool processes; its log goes to ``log_path``.
 
-    def __init__(self, *, queue: str, data_dir: Path, log_path: Path, processes: int = 1) -> None:
+    ``command`` replaces the command line (its queue is still ``queue``, the default queue of the settings),
+    and ``environment`` adds to the worker's environment (``REDIS_URL``, say)."""
+
+    def __init__(self, *, queue: str, data_dir: Path, log_path: Path, processes: int = 1,
+                 command: list[str] | None = None, environment: dict[str, str] | None = None) -> None:
         self.queue, self.data_dir, self.log_path, self.processes = queue, data_dir, log_path, processes
+        self.command, self.environment = command, environment or {}
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60.0) -> "Worker":
@@ -34,15 +39,16 @@ class Worker:
 
         # The secret is the installation's: the worker checks the models the tests' process signed with it.
         env = {**os.environ, "DATABASE_URL": database_url(), "DEIDLOOP_QUEUE": self.queue,
-               "DEIDLOOP_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1", "SECRET_KEY": settings.SECRET_KEY}
+               "DEIDLOOP_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1", "SECRET_KEY": settings.SECRET_KEY,
+               **self.environment}
         self._log = self.log_path.open("ab")
         offset = self.log_path.stat().st_size
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "--pool", "prefork",
-             "--concurrency", str(self.processes), "-Q", self.queue,
-             "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        command = self.command or [
+            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "--pool", "prefork",
+            "--concurrency", str(self.processes), "-Q", self.queue,
+            "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle"]
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

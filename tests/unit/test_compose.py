@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from config.launcher import worker_command
+
 ROOT = Path(__file__).resolve().parents[2]
 APP_SERVICES = ("web", "worker", "beat")
 
@@ -164,6 +166,13 @@ def test_worker_can_be_scaled(services):
     assert "ports" not in worker
     assert shlex.split(_command(worker))[:4] == ["celery", "-A", "config", "worker"]
     assert "--concurrency 1" in _command(worker)
+
+
+def test_the_worker_runs_the_launchers_worker_options(services):
+    """A broker connection with one channel, as ``./deidloop up``'s worker has: the worker survives a Redis
+    restart (see CELERY_WORKER_ENABLE_REMOTE_CONTROL in config/settings.py)."""
+    compose_options = set(shlex.split(_command(services["worker"])))
+    assert {"--without-gossip", "--without-mingle"} <= compose_options & set(worker_command(Path("schedule")))
 
 
 def test_named_volumes_are_declared(compose, services):
