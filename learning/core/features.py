@@ -457,47 +457,74 @@ def get_extractor(gazetteers: Mapping[str, Collection[str]] | None = None) -> Fe
 
 
 class FeatureCache:
-    """Least-recently-used cache of extracted documents, bounded by the total number of tokens.
+    """Cache of extracted documents, bounded by their total number of tokens, in two segments.
 
-    Keys are the extractor's configuration key and a hash of the text, so an identical text (a document
-    scored again after a retrain, a re-imported duplicate) is featurized once.
+    Documents a tagger is fitted on (``keep=True``: the gold, featurized again at every retrain) live in a
+    segment of their own (``max_kept_tokens``) that scoring never evicts: scoring a pool larger than the
+    cache cycles through the other segment (``max_tokens``), least recently used first.  A document pushed
+    out of the kept segment joins the other one.  Keys are the extractor's configuration key and a hash of the
+    text, so an identical text (a document scored again after a retrain, a re-imported duplicate) is
+    featurized once.
     """
 
-    def __init__(self, max_tokens: int = 2_000_000) -> None:
+    def __init__(self, max_tokens: int = 2_000_000, max_kept_tokens: int = 2_000_000) -> None:
         self.max_tokens = max_tokens
+        self.max_kept_tokens = max_kept_tokens
         self._items: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
         self._tokens = 0
+        self._kept_tokens = 0
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._items) + len(self._kept)
 
     @staticmethod
     def text_key(text: str) -> str:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
-    def get(self, extractor: FeatureExtractor, text: str) -> DocumentFeatures:
+    def get(self, extractor: FeatureExtractor, text: str, *, keep: bool = False) -> DocumentFeatures:
         key = (extractor.key, self.text_key(text))
+        kept = self._kept.get(key)
+        if kept is not None and kept.vocabulary is extractor.vocabulary:
+            self._kept.move_to_end(key)
+            self.hits += 1
+            return kept
         found = self._items.get(key)
         if found is not None and found.vocabulary is extractor.vocabulary:
-            self._items.move_to_end(key)
             self.hits += 1
-            return found
-        self.misses += 1
-        feats = extractor.extract(text)
-        if found is not None:
-            self._tokens -= found.n_tokens
-        self._items[key] = feats
-        self._tokens += feats.n_tokens
+            feats = found
+        else:
+            self.misses += 1
+            feats = extractor.extract(text)
+        self._drop(key)
+        if keep:
+            self._kept[key] = feats
+            self._kept_tokens += feats.n_tokens
+        else:
+            self._items[key] = feats
+            self._tokens += feats.n_tokens
+        while self._kept_tokens > self.max_kept_tokens and len(self._kept) > 1:
+            old_key, old = self._kept.popitem(last=False)
+            self._kept_tokens -= old.n_tokens
+            self._items[old_key] = old
+            self._tokens += old.n_tokens
         while self._tokens > self.max_tokens and len(self._items) > 1:
             _, old = self._items.popitem(last=False)
             self._tokens -= old.n_tokens
         return feats
 
+    def _drop(self, key: tuple[str, str]) -> None:
+        for items, count in ((self._items, "_tokens"), (self._kept, "_kept_tokens")):
+            old = items.pop(key, None)
+            if old is not None:
+                setattr(self, count, getattr(self, count) - old.n_tokens)
+
     def clear(self) -> None:
         self._items.clear()
-        self._tokens = 0
+        self._kept.clear()
+        self._tokens = self._kept_tokens = 0
 
 
 DEFAULT_CACHE = FeatureCache()

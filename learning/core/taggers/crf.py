@@ -20,7 +20,7 @@ from corpus.bio import bio_to_spans, spans_to_bio
 from learning.core._compat import crfsuite as crfsuite_compat
 from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
-from learning.core.marginals import forward_backward_batch
+from learning.core.marginals import forward_backward_time_major
 from learning.core.taggers.base import BaseTagger, labels_from_tags
 from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
 from corpus.types import Document, Span
@@ -79,17 +79,17 @@ class CRFTagger(BaseTagger):
     def _extractor(self) -> FeatureExtractor:
         return get_extractor(self.gazetteers)
 
-    def features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
-        """The (cached) features of ``docs``."""
+    def features(self, docs: Sequence[Document], *, keep: bool = False) -> list[DocumentFeatures]:
+        """The (cached) features of ``docs``; ``keep`` them from eviction by scoring (training documents)."""
         cache = self.feature_cache if self.feature_cache is not None else DEFAULT_CACHE
         extractor = self._extractor()
-        return [cache.get(extractor, doc.text) for doc in docs]
+        return [cache.get(extractor, doc.text, keep=keep) for doc in docs]
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
         if len(docs) == 0:
             raise ValueError("cannot fit a CRF on no documents")
-        feats = self.features(docs)
+        feats = self.features(docs, keep=True)
         if self.fits_warm(len(docs)):
             self._fit_warm(docs, feats)
             self.warm_fits_, self.fit_kind_ = getattr(self, "warm_fits_", 0) + 1, "warm"
@@ -206,48 +206,66 @@ class CRFTagger(BaseTagger):
         return state
 
     # Prediction -----------------------------------------------------------------------------------------
-    def _rows_for_vocabulary(self, extractor: FeatureExtractor) -> np.ndarray:
-        """Vocabulary id -> model attribute row (-1 where the model does not know the attribute)."""
-        vocab = extractor.vocabulary
-        cached = getattr(self, "_vocab_rows", None)
-        if cached is None or cached[0] is not vocab:
-            ids = np.fromiter((vocab.intern(a) for a in self.attributes_), dtype=np.int64, count=len(self.attributes_))
-            rows = np.full(len(vocab), -1, dtype=np.int64)
-            rows[ids] = np.arange(len(ids))
-            cached = (vocab, rows)
-        elif cached[1].shape[0] < len(vocab):
-            # Attributes interned since were not in the model (its attributes were interned first).
-            rows = np.full(len(vocab), -1, dtype=np.int64)
-            rows[: cached[1].shape[0]] = cached[1]
-            cached = (vocab, rows)
-        self._vocab_rows = cached
-        return cached[1]
+    def _prediction_tables(self, extractor: FeatureExtractor, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, weights)``: vocabulary id -> row of ``weights``, the model's state weights in ``dtype``
+        with one row of zeros added last, the row of every attribute the model does not know.
 
-    def _unary(self, feats: Sequence[DocumentFeatures]) -> np.ndarray:
-        """Label scores (all tokens of all documents, labels) = token x attribute matrix @ weights."""
+        Kept until the vocabulary or the model changes (training resets ``_vocab_rows``); a vocabulary that
+        has grown since only gets rows for its new attributes, none of which the model knows (the model's
+        own attributes were interned first).
+        """
+        vocab = extractor.vocabulary
+        n_attrs = len(self.attributes_)
+        cached = getattr(self, "_vocab_rows", None)
+        if cached is None or cached[0] is not vocab or cached[2] is not self.attributes_:
+            ids = np.fromiter((vocab.intern(a) for a in self.attributes_), dtype=np.int64, count=n_attrs)
+            rows = np.full(len(vocab), n_attrs, dtype=np.int32)
+            rows[ids] = np.arange(n_attrs, dtype=np.int32)
+            cached = (vocab, rows, self.attributes_, {})
+        elif cached[1].shape[0] < len(vocab):
+            rows = np.full(len(vocab), n_attrs, dtype=np.int32)
+            rows[: cached[1].shape[0]] = cached[1]
+            cached = (vocab, rows, self.attributes_, cached[3])
+        self._vocab_rows = cached
+        weights = cached[3].get(dtype)
+        if weights is None or weights.shape[0] != n_attrs + 1:
+            weights = np.zeros((n_attrs + 1, len(self.labels_)), dtype=dtype)
+            weights[:n_attrs] = self.state_weights_
+            cached[3][dtype] = weights
+        return cached[1], weights
+
+    def _unary(self, feats: Sequence[DocumentFeatures], dtype: type = np.float64) -> np.ndarray:
+        """Label scores (all tokens of all documents, labels) = token x attribute matrix @ weights, in
+        ``dtype``."""
         n_tokens = sum(f.n_tokens for f in feats)
         n_labels = len(self.labels_)
         if n_tokens == 0:
-            return np.zeros((0, n_labels))
-        rows_of = self._rows_for_vocabulary(self._extractor())
-        indices = np.concatenate([f.indices for f in feats])
-        offsets = np.cumsum([0] + [int(f.indptr[-1]) for f in feats[:-1]])
-        indptr = np.concatenate([f.indptr[:-1] + off for f, off in zip(feats, offsets)] + [[indices.shape[0]]])
-        rows = rows_of[indices]
-        known = rows >= 0
-        kept = np.concatenate(([0], np.cumsum(known)))
-        matrix = sp.csr_matrix(
-            (np.ones(int(kept[-1])), rows[known], kept[indptr]),
-            shape=(n_tokens, self.state_weights_.shape[0]),
-        )
-        return np.asarray(matrix @ self.state_weights_)
+            return np.zeros((0, n_labels), dtype=dtype)
+        rows_of, weights = self._prediction_tables(self._extractor(), dtype)
+        # The documents' attribute ids laid back to back, read as model rows (unknown ones as the zero row).
+        rows = rows_of[np.concatenate([f.indices for f in feats])]
+        index = np.int32 if rows.shape[0] < np.iinfo(np.int32).max else np.int64
+        indptr = np.empty(n_tokens + 1, dtype=index)
+        token, entry = 0, 0
+        for f in feats:
+            indptr[token : token + f.n_tokens] = f.indptr[:-1] + entry
+            token += f.n_tokens
+            entry += int(f.indptr[-1])
+        indptr[-1] = entry
+        matrix = sp.csr_matrix((np.ones(rows.shape[0], dtype=dtype), rows.astype(index, copy=False), indptr),
+                               shape=(n_tokens, weights.shape[0]))
+        return np.asarray(matrix @ weights)
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
-        """Per document, P(label | token) as an array (n_tokens, n_labels) in ``labels_`` order."""
+        """Per document, P(label | token) as an array (n_tokens, n_labels) in ``labels_`` order.
+
+        Label scores and forward-backward run in float32 (marginals within ~1e-6 of float64's); the result
+        is float64, its rows normalised in float64.
+        """
         self._check_fitted()
         feats = self.features(docs)
         starts, lengths = _sentence_layout(feats)
-        marginals = _chain_marginals(self._unary(feats), starts, lengths, self.transition_weights_)
+        marginals = _chain_marginals(self._unary(feats, np.float32), starts, lengths, self.transition_weights_)
         out = []
         offset = 0
         for f in feats:
@@ -376,15 +394,18 @@ def _chain_marginals(
     max_padding: float = 0.25,
     max_bucket_tokens: int = 32768,
 ) -> np.ndarray:
-    """Marginals of many chains stored back to back in ``unary``; chains of similar length share a batch."""
-    out = np.zeros_like(unary)
+    """Marginals (float64, rows normalised) of many chains stored back to back in ``unary``, computed in the
+    precision of ``unary``; chains of similar length share a batch."""
+    out = np.zeros(unary.shape, dtype=np.float64)
     for chosen in _length_batches(lengths, max_padding, max_bucket_tokens):
         lens = lengths[chosen]
         width = int(lens.max())
         if width > 0:
             steps = np.arange(width)
-            inside = steps[None, :] < lens[:, None]
-            pos = np.where(inside, starts[chosen][:, None] + steps[None, :], 0)
-            result = forward_backward_batch(unary[pos], lens, transition)
+            inside = steps[:, None] < lens[None, :]  # time-major: (position, chain)
+            pos = np.where(inside, starts[chosen][None, :] + steps[:, None], 0)
+            result = forward_backward_time_major(unary[pos], lens, transition)
             out[pos[inside]] = result[inside]
+    if unary.dtype != np.float64:
+        out /= out.sum(axis=1, keepdims=True)
     return out

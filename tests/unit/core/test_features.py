@@ -70,3 +70,23 @@ def test_shared_extractor_and_cache_bounds():
     cache.get(ex, "cuatro cinco seis")  # 6 tokens > 5: the oldest goes
     assert len(cache) == 1
     assert (cache.hits, cache.misses) == (1, 2)
+
+
+def test_documents_kept_for_training_are_never_evicted_by_scoring():
+    cache = FeatureCache(max_tokens=6, max_kept_tokens=6)
+    ex = get_extractor()
+    gold = cache.get(ex, "uno dos tres", keep=True)
+    for k in range(5):  # a pool larger than the cache cycles through the other segment
+        cache.get(ex, f"registro {k} siete")
+    assert cache.get(ex, "uno dos tres") is gold
+    assert len(cache) == 3  # the gold and the two last pool records (3 tokens each)
+    # A pool record used for training moves to the kept segment; one pushed out of it joins the others.
+    promoted = cache.get(ex, "registro 4 siete", keep=True)
+    assert cache.get(ex, "otro texto más", keep=True) is not None
+    assert cache.get(ex, "registro 4 siete") is promoted
+    assert cache.get(ex, "uno dos tres") is gold  # pushed out of the kept segment into the other one
+    cache.get(ex, "registro 8 siete")
+    cache.get(ex, "registro 9 siete")
+    misses = cache.misses
+    cache.get(ex, "uno dos tres")
+    assert cache.misses == misses + 1  # and, there, evicted like any pool record
