@@ -25,6 +25,13 @@ Two decodings of a document's marginals (an array (tokens, labels), label order 
   Without a recall bias any label may be dropped or added where that makes the sequence valid at the
   lowest cost; with one, tokens can only be added to the PHI the token-wise rule shows.
 
+- **Per-label thresholds**: a recall bias is either one pair (τ_main, τ_alt) for every PHI type or a mapping
+  from PHI type to its pair (``{"NOMBRE": (0.9, 0.01), ...}``). With a mapping, a token is judged by the pair
+  of the type the rule would relabel it to (the type of its most probable PHI label), so each type's pair
+  decides alone over the tokens that could become that type (this is what lets
+  ``learning.core.recall_bias.tune_recall_bias_per_label`` tune the types one by one); a type the mapping
+  does not name is never relabelled. Everything else — the repair, the scores, the Viterbi — is the same.
+
   With these scores the token-wise labels score highest token by token, so wherever they already form a
   valid sequence they are a best valid sequence, and they are returned as they are. Elsewhere the decoder
   mends the sequence at the cheapest place: ``B-X I-X O I-X I-X`` where the third token's P(I-X) is a close
@@ -36,7 +43,7 @@ The span confidence and possible-miss rules that read these labels are in ``lear
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -45,18 +52,23 @@ from corpus.text import Token
 from corpus.types import Span
 
 __all__ = [
+    "RecallBiasThresholds",
     "allowed_transitions",
     "decode",
     "decode_tokenwise",
     "decoded_spans",
     "decoded_tags",
     "is_bio_valid",
+    "label_thresholds",
     "outside_index",
     "phi_candidates",
 ]
 
 #: The floor under a marginal before its logarithm: a zero marginal is very unlikely, not impossible.
 _FLOOR = np.finfo(np.float64).tiny
+
+#: A recall bias: one (τ_main, τ_alt) for every PHI type, or a pair per PHI type (module docstring).
+RecallBiasThresholds = tuple[float, float] | Mapping[str, tuple[float, float]]
 
 
 def outside_index(labels: Sequence[str]) -> int:
@@ -86,18 +98,35 @@ def phi_candidates(marginals: np.ndarray, o_index: int) -> tuple[np.ndarray, np.
     return argmax, m[:, o_index], best_phi
 
 
-def _relabelled(m: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None):
+def label_thresholds(labels: Sequence[str], recall_bias: RecallBiasThresholds) -> tuple[np.ndarray, np.ndarray]:
+    """(τ_main, τ_alt) per column of ``labels``: the pair of the column's PHI type. A type a per-type mapping
+    does not name gets (0, ∞), which relabels nothing; the O column's pair is never read."""
+    if not isinstance(recall_bias, Mapping):
+        tau_main, tau_alt = recall_bias
+        return np.full(len(labels), float(tau_main)), np.full(len(labels), float(tau_alt))
+    tau_main = np.zeros(len(labels))
+    tau_alt = np.full(len(labels), np.inf)
+    for j, label in enumerate(labels):
+        pair = recall_bias.get(label[2:]) if label != OUTSIDE else None
+        if pair is not None:
+            tau_main[j], tau_alt[j] = pair
+    return tau_main, tau_alt
+
+
+def _relabelled(m: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThresholds | None):
     """(labels chosen token by token before any repair, the most probable PHI labels, the mask of the tokens
-    the thresholds relabel) — the §3 rule."""
+    the thresholds relabel) — the §3 rule, with the pair of each token's most probable PHI type."""
     if recall_bias is None:
         argmax = m.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
         return argmax, argmax, np.zeros(m.shape[0], dtype=bool)
-    tau_main, tau_alt = recall_bias
+    tau_main, tau_alt = label_thresholds(labels, recall_bias)
     o = outside_index(labels)
     argmax, p_o, best_phi = phi_candidates(m, o)
     if len(labels) < 2:
         return argmax, best_phi, np.zeros(m.shape[0], dtype=bool)
-    relabel = (argmax == o) & (p_o < tau_main) & (m[np.arange(m.shape[0]), best_phi] >= tau_alt)
+    relabel = (
+        (argmax == o) & (p_o < tau_main[best_phi]) & (m[np.arange(m.shape[0]), best_phi] >= tau_alt[best_phi])
+    )
     return np.where(relabel, best_phi, argmax), best_phi, relabel
 
 
@@ -117,7 +146,7 @@ def _repaired(chosen: np.ndarray, relabel: np.ndarray, labels: Sequence[str]) ->
 
 
 def decode_tokenwise(
-    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThresholds | None = None
 ) -> np.ndarray:
     """Label indices (into ``labels``) decided token by token: the argmax, or the recall-bias rule."""
     m = _as_marginals(marginals, labels)
@@ -153,7 +182,7 @@ def is_bio_valid(indices: np.ndarray, labels: Sequence[str]) -> bool:
 
 
 def _scores(
-    m: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None, chosen: np.ndarray,
+    m: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThresholds | None, chosen: np.ndarray,
     best_phi: np.ndarray, relabel: np.ndarray,
 ) -> np.ndarray:
     """Per-token label scores: log marginals, with the recall bias written in (module docstring)."""
@@ -196,9 +225,10 @@ def _viterbi(scores: np.ndarray, labels: Sequence[str], preferred: np.ndarray) -
 
 
 def decode(
-    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThresholds | None = None
 ) -> np.ndarray:
-    """Label indices (into ``labels``) of the best valid BIO sequence; ``recall_bias`` is (τ_main, τ_alt).
+    """Label indices (into ``labels``) of the best valid BIO sequence; ``recall_bias`` is (τ_main, τ_alt) or a
+    pair per PHI type.
 
     Identical to :func:`decode_tokenwise` wherever that is already a valid sequence.
     """
@@ -212,7 +242,7 @@ def decode(
 
 
 def decoded_tags(
-    marginals: np.ndarray, labels: Sequence[str], recall_bias: tuple[float, float] | None = None
+    marginals: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThresholds | None = None
 ) -> list[str]:
     """BIO tags per token of :func:`decode`."""
     return [labels[i] for i in decode(marginals, labels, recall_bias).tolist()]
@@ -220,7 +250,7 @@ def decoded_tags(
 
 def decoded_spans(
     tokens: Sequence[Token], marginals: np.ndarray, labels: Sequence[str],
-    recall_bias: tuple[float, float] | None = None,
+    recall_bias: RecallBiasThresholds | None = None,
 ) -> list[Span]:
     """Character spans of one document from :func:`decode`."""
     if len(tokens) != np.asarray(marginals).shape[0]:

@@ -35,6 +35,7 @@ from corpus.types import Document, Span
 __all__ = [
     "evaluate",
     "f_beta",
+    "leakage_by_type",
     "mcnemar_tokens",
     "prf",
     "token_types",
@@ -157,6 +158,28 @@ def token_level(
         "leakage": leaked / n_gold if n_gold else 0.0,
         "eval_tokens": int(gold.shape[0]),
         "token_counts": {"tp": tp_bin, "tp_type": tp_type, "pred": n_pred, "gold": n_gold},
+    }
+
+
+def leakage_by_type(
+    gold_docs: Sequence[Document],
+    predicted_spans: Sequence[Sequence[Span]],
+    tokens: Sequence[Sequence[Token]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Per gold PHI type: its tokens (``gold``), those predicted non-PHI (``leaked``) and their share
+    (``leakage``). A token predicted as another PHI type is not leaked: it is concealed all the same."""
+    _check_lengths(gold_docs, predicted_spans)
+    gold_count: Counter[str] = Counter()
+    leaked: Counter[str] = Counter()
+    for i, (doc, pred) in enumerate(zip(gold_docs, predicted_spans)):
+        toks = tokens[i] if tokens is not None else tokenize(doc.text)
+        for gold, predicted in zip(token_types(toks, doc.spans), token_types(toks, pred)):
+            if gold is not None:
+                gold_count[gold] += 1
+                leaked[gold] += predicted is None
+    return {
+        kind: {"gold": gold_count[kind], "leaked": leaked[kind], "leakage": leaked[kind] / gold_count[kind]}
+        for kind in sorted(gold_count)
     }
 
 

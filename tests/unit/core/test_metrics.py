@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from learning.core.metrics import entity_level, evaluate, f_beta, mcnemar_tokens, prf
+from learning.core.metrics import entity_level, evaluate, f_beta, leakage_by_type, mcnemar_tokens, prf
 from corpus.text import tokenize
 from corpus.types import Document, Span
 
@@ -41,6 +41,16 @@ def test_evaluate_hand_worked():
         "NAME": {"p": 0.0, "r": 0.0, "f1": 0.0, "support": 1},
     }
     assert result["counts"]["tp"] == 1 and result["counts"]["pred"] == 4 and result["counts"]["gold"] == 3
+
+
+def test_leakage_by_type_hand_worked():
+    # Gold NAME "Eva Lund": "Lund" leaked; LOC "Madrid" found; the DATE predicted as NAME is not leaked.
+    assert leakage_by_type([GOLD, EMPTY], [PRED, []]) == {
+        "DATE": {"gold": 1, "leaked": 0, "leakage": 0.0},
+        "LOC": {"gold": 1, "leaked": 0, "leakage": 0.0},
+        "NAME": {"gold": 2, "leaked": 1, "leakage": 0.5},
+    }
+    assert leakage_by_type([GOLD], [[]])["NAME"]["leakage"] == 1.0
 
 
 def test_perfect_and_empty_predictions():

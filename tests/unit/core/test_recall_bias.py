@@ -8,7 +8,9 @@ from learning.core.recall_bias import (
     recall_biased_spans,
     recall_biased_tags,
     tune_recall_bias,
+    tune_recall_bias_per_label,
 )
+from learning.core.decoding import decode, decode_tokenwise, decoded_tags, is_bio_valid
 from corpus.text import tokenize
 from corpus.types import Span
 
@@ -90,3 +92,109 @@ def test_tune_checks_lengths():
     marginals, gold, labels = _dev_set()
     with pytest.raises(ValueError, match="document 1"):
         tune_recall_bias(marginals, [gold[0], gold[1][:-1]], labels, beta=1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-label thresholds
+
+
+def _two_types():
+    """Type A: 10 sure PHI, then 4 PHI and 8 non-PHI at P(O)=0.8 / P(B-A)=0.2. Type B: 10 sure PHI, then 1 PHI
+    and 30 non-PHI at P(O)=0.8 / P(B-B)=0.2. Plus 20 sure non-PHI; three documents."""
+    labels = ["O", "B-A", "I-A", "B-B", "I-B"]
+    rows = ([[0.1, 0.9, 0, 0, 0]] * 10 + [[0.8, 0.2, 0, 0, 0]] * 12
+            + [[0.1, 0, 0, 0.9, 0]] * 10 + [[0.8, 0, 0, 0.2, 0]] * 31 + [[1.0, 0, 0, 0, 0]] * 20)
+    gold = (["B-A"] * 10 + ["B-A"] * 4 + ["O"] * 8
+            + ["B-B"] * 10 + ["B-B"] * 1 + ["O"] * 30 + ["O"] * 20)
+    m = np.array(rows, dtype=float)
+    cuts = [0, 30, 60, len(rows)]
+    return [m[a:b] for a, b in zip(cuts, cuts[1:])], [gold[a:b] for a, b in zip(cuts, cuts[1:])], labels
+
+
+def test_per_label_f4_relabels_only_the_type_where_it_pays():
+    marginals, gold, labels = _two_types()
+    # One pair for all: relabelling both groups gives P 25/63, R 1, F4 425/463 against 0.81 without.
+    single = tune_recall_bias(marginals, gold, labels, beta=4)
+    assert (single.tau_main, single.tau_alt) == (0.85, 0.2) and single.score == pytest.approx(425 / 463)
+    tuned = tune_recall_bias_per_label(marginals, gold, labels, beta=4, min_support=5)
+    a, b = tuned.by_type["A"], tuned.by_type["B"]
+    # A: relabel, P 14/22 R 1, F4 238/246. B: relabelling gives P 11/41 R 1, F4 187/217 < 170/186 without.
+    assert (a.tau_main, a.tau_alt, a.tuned) == (0.85, 0.2, True)
+    assert a.score == pytest.approx(238 / 246) and a.precision == pytest.approx(14 / 22) and a.recall == 1.0
+    assert (b.tau_main, b.tau_alt) == (0.6, 0.4)  # the mildest pair that relabels nothing
+    assert b.score == pytest.approx(170 / 186) and b.recall == pytest.approx(10 / 11)
+    assert (a.gold_tokens, a.predicted_tokens, b.gold_tokens, b.predicted_tokens) == (14, 22, 11, 10)
+    # Overall: P 24/32, R 24/25, above the single pair's F4.
+    assert (tuned.precision, tuned.recall) == (pytest.approx(0.75), pytest.approx(0.96))
+    assert tuned.score == pytest.approx(17 * 0.75 * 0.96 / (16 * 0.75 + 0.96))
+    assert tuned.score > single.score
+    assert tuned.thresholds == {"A": (0.85, 0.2), "B": (0.6, 0.4)}
+    tags = [t for m in marginals for t in decoded_tags(m, labels, tuned.thresholds)]
+    assert tags.count("B-A") == 22 and tags.count("B-B") == 10
+    assert tuned.to_json()["by_type"]["A"]["tau_main"] == 0.85
+
+
+def test_per_label_falls_back_to_the_single_pair_without_support():
+    marginals, gold, labels = _two_types()
+    tuned = tune_recall_bias_per_label(marginals, gold, labels, beta=4, min_support=12)
+    # B has 11 gold PHI tokens among its candidates: it keeps the pair tuned over all tokens.
+    assert tuned.by_type["B"][:2] == (0.85, 0.2) and not tuned.by_type["B"].tuned
+    assert tuned.by_type["A"][:2] == (0.85, 0.2) and tuned.by_type["A"].tuned
+
+
+def test_a_beta_per_label():
+    marginals, gold, labels = _two_types()
+    # With β = 1 for A, relabelling its group (F1 0.778) loses to keeping its precision (F1 0.833).
+    tuned = tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1, "B": 4}, min_support=5)
+    assert tuned.thresholds == {"A": (0.6, 0.4), "B": (0.6, 0.4)}
+    assert tuned.by_type["A"].score == pytest.approx(10 / 12)
+    with pytest.raises(ValueError, match="no β for the PHI type"):
+        tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1})
+    with pytest.raises(ValueError, match="one β"):
+        tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1, "B": 4}, objective="overall")
+    with pytest.raises(ValueError, match="objective"):
+        tune_recall_bias_per_label(marginals, gold, labels, beta=4, objective="best")
+
+
+def test_overall_objective_never_scores_below_the_single_pair():
+    rng = np.random.default_rng(7)
+    labels = ["O", "B-A", "I-A", "B-B", "I-B", "B-C", "I-C"]
+    for _ in range(20):
+        m = rng.dirichlet(np.full(len(labels), 0.3), size=400)
+        m[:, 0] += rng.uniform(0, 3)
+        m /= m.sum(axis=1, keepdims=True)
+        gold = [labels[int(rng.integers(len(labels)))] if rng.random() < 0.3 else "O" for _ in range(400)]
+        single = tune_recall_bias([m], [gold], labels, beta=4)
+        overall = tune_recall_bias_per_label([m], [gold], labels, beta=4, objective="overall", min_support=1)
+        assert overall.score >= single.score - 1e-12
+        per_label = tune_recall_bias_per_label([m], [gold], labels, beta=4, min_support=1)
+        for kind, chosen in per_label.by_type.items():
+            # No pair scores better on a type's candidates than the one chosen for it.
+            at_single = tune_recall_bias_per_label([m], [gold], labels, beta=4, min_support=10**9).by_type[kind]
+            assert chosen.score >= at_single.score - 1e-12
+
+
+def test_per_label_thresholds_decode_like_one_pair_when_they_agree():
+    rng = np.random.default_rng(3)
+    labels = ["O", "B-A", "I-A", "B-B", "I-B"]
+    for _ in range(200):
+        m = rng.dirichlet(np.full(len(labels), 0.3), size=12)
+        pair = (float(rng.choice(TAU_MAIN_GRID)), float(rng.choice(TAU_ALT_GRID)))
+        assert decode(m, labels, {"A": pair, "B": pair}).tolist() == decode(m, labels, pair).tolist()
+        assert (decode_tokenwise(m, labels, {"A": pair, "B": pair}).tolist()
+                == decode_tokenwise(m, labels, pair).tolist())
+        # A type the mapping leaves out is never relabelled; the decoded sequence stays valid.
+        assert is_bio_valid(decode(m, labels, {"A": pair}), labels)
+        only_a = decode_tokenwise(m, labels, {"A": pair})
+        assert not ((m.argmax(axis=1) == 0) & np.isin(only_a, [3, 4])).any()
+        assert ((only_a != 0) == ((m.argmax(axis=1) != 0) | (decode_tokenwise(m, labels, pair) != 0)
+                                  & np.isin(m[:, 1:].argmax(axis=1) + 1, [1, 2]))).all()
+
+
+def test_per_label_decoding_by_hand():
+    # Token 1 is O with runner-up I-NAME (0.2); token 4 is O with runner-up I-LOC (0.15).
+    assert recall_biased_tags(MARGINALS, LABELS, 0.9, 0.1) == ["O", "B-NAME", "I-NAME", "B-NAME", "B-LOC"]
+    assert decoded_tags(MARGINALS, LABELS, {"NAME": (0.9, 0.1), "LOC": (0.6, 0.4)}) == [
+        "O", "B-NAME", "I-NAME", "B-NAME", "O"]
+    assert decoded_tags(MARGINALS, LABELS, {"NAME": (0.65, 0.3), "LOC": (0.9, 0.1)}) == [
+        "O", "O", "B-NAME", "B-NAME", "B-LOC"]

@@ -1,0 +1,171 @@
+"""Leakage (gold PHI tokens shown as non-PHI) against binary token precision on MEDDOCAN dev, for
+
+- ``crf_viterbi``: the CRF's own Viterbi path (``tagger.predict``), and ``crf_marginals``: the marginals
+  decoded without a recall bias (``learning.core.decoding.decode``);
+- ``global_bias``: one recall-bias pair tuned for F_β (β = 4 by default) — the reference;
+- ``per_label_bias``: a pair per PHI type, each maximising its own F_β
+  (``learning.core.recall_bias.tune_recall_bias_per_label``), and ``per_label_overall``: a pair per type
+  chosen together for the overall F_β;
+- each of the three with document-level consistency on top (``learning.core.consistency``: every mention
+  in a record of a string tagged PHI in it, one label per string): ``..._consistency``.
+
+The CRF (default parameters) is trained once on MEDDOCAN train minus a tuning part (``--tune-fraction`` of
+train, drawn with ``--seed``); every threshold is tuned on that part, never on dev. Per row: leakage, token
+precision/recall (binary), entity F1, leakage per gold type and the ratios to the reference of the same
+run. ``frontier`` repeats the biased rows for other β, so rows can be compared at equal precision. ``best``
+is the row with the lowest leakage among those with dev token precision ≥ ``--precision-floor``; ``goal``
+says whether a row reaches leakage ≤ 0.5 % at that precision.
+
+Prints one JSON line. Options: --train-limit (documents of train, for quick runs), --beta, --frontier-betas.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO_ROOT)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+
+from corpus.text import tokenize  # noqa: E402
+from learning.core.consistency import consistent_spans  # noqa: E402
+from learning.core.decoding import decoded_spans  # noqa: E402
+from learning.core.metrics import evaluate, leakage_by_type  # noqa: E402
+from learning.core.recall_bias import tune_recall_bias, tune_recall_bias_per_label  # noqa: E402
+from learning.core.taggers.base import gold_tags  # noqa: E402
+from learning.core.taggers.crf import CRFTagger  # noqa: E402
+from learning.core.training import split_dev  # noqa: E402
+from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
+
+LEAKAGE_GOAL = 0.005
+
+
+def figures(docs, predicted, tokens, seconds: float) -> dict:
+    scores = evaluate(docs, predicted, tokens)
+    by_type = leakage_by_type(docs, predicted, tokens)
+    return {
+        "leakage": round(scores["leakage"], 5), "leaked_tokens": scores["counts"]["token_gold"]
+        - scores["counts"]["token_tp"], "token_p": round(scores["token"]["p"], 4),
+        "token_r": round(scores["token"]["r"], 4), "entity_f1": round(scores["entity"]["f1"], 4),
+        "leakage_by_type": {kind: round(v["leakage"], 4) for kind, v in by_type.items()},
+        "seconds": round(seconds, 2),
+    }
+
+
+def decode_all(tokens, marginals, labels, thresholds):
+    return [decoded_spans(t, m, labels, thresholds) for t, m in zip(tokens, marginals)]
+
+
+def with_consistency(tokens, marginals, labels, predicted, min_seed_confidence: float):
+    return [[s.span for s in consistent_spans(t, spans, marginals=m, labels=labels,
+                                              min_seed_confidence=min_seed_confidence)]
+            for t, m, spans in zip(tokens, marginals, predicted)]
+
+
+def ratio(a: float, b: float) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train-limit", type=int, default=None)
+    parser.add_argument("--tune-fraction", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--beta", type=float, default=4.0)
+    parser.add_argument("--frontier-betas", default="2,3,6,8")
+    parser.add_argument("--min-seed-confidence", type=float, default=0.5)
+    parser.add_argument("--precision-floor", type=float, default=0.90)
+    args = parser.parse_args()
+    train_all, dev = read_split("train", args.train_limit), read_split("dev")
+    if not train_all or not dev:
+        print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
+        return
+    started = time.perf_counter()
+    train, tuning = split_dev(train_all, args.tune_fraction, args.seed)
+    t0 = time.perf_counter()
+    tagger = CRFTagger().fit(train)
+    train_s = time.perf_counter() - t0
+    labels = list(tagger.labels_)
+    tuning_tokens = [tokenize(d.text) for d in tuning]
+    tuning_gold = [gold_tags(d, t) for d, t in zip(tuning, tuning_tokens)]
+    tuning_marginals = tagger.predict_marginals(tuning)
+    tokens = [tokenize(d.text) for d in dev]
+    marginals = tagger.predict_marginals(dev)
+
+    def tune(beta: float) -> dict:
+        """Per row name: (the thresholds the decoder takes, what the tuning chose)."""
+        single = tune_recall_bias(tuning_marginals, tuning_gold, labels, beta)
+        per_label = tune_recall_bias_per_label(tuning_marginals, tuning_gold, labels, beta)
+        overall = tune_recall_bias_per_label(tuning_marginals, tuning_gold, labels, beta, objective="overall")
+        return {"global_bias": ((single.tau_main, single.tau_alt), single),
+                "per_label_bias": (per_label.thresholds, per_label),
+                "per_label_overall": (overall.thresholds, overall)}
+
+    def rows_for(tuned: dict) -> dict:
+        rows = {}
+        for name, (thresholds, _) in tuned.items():
+            t0 = time.perf_counter()
+            predicted = decode_all(tokens, marginals, labels, thresholds)
+            rows[name] = figures(dev, predicted, tokens, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            consistent = with_consistency(tokens, marginals, labels, predicted, args.min_seed_confidence)
+            rows[f"{name}_consistency"] = figures(dev, consistent, tokens, time.perf_counter() - t0)
+        return rows
+
+    result: dict = {
+        "bench": "leakage", "train_docs": len(train), "tuning_docs": len(tuning), "eval_docs": len(dev),
+        "beta": args.beta, "train_seconds": round(train_s, 1),
+    }
+    rows: dict = {}
+    t0 = time.perf_counter()
+    rows["crf_viterbi"] = figures(dev, tagger.predict(dev), tokens, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    unbiased = decode_all(tokens, marginals, labels, None)
+    rows["crf_marginals"] = figures(dev, unbiased, tokens, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    rows["crf_marginals_consistency"] = figures(
+        dev, with_consistency(tokens, marginals, labels, unbiased, args.min_seed_confidence), tokens,
+        time.perf_counter() - t0)
+    tuned = tune(args.beta)
+    rows.update(rows_for(tuned))
+    reference = rows["global_bias"]
+    for row in rows.values():
+        row["ratio_leakage"] = ratio(row["leakage"], reference["leakage"])
+        row["ratio_token_p"] = ratio(row["token_p"], reference["token_p"])
+    result["eval_phi_tokens"] = evaluate(dev, unbiased, tokens)["counts"]["token_gold"]
+    result["rows"] = rows
+    result["thresholds"] = {
+        "global_bias": {"tau_main": tuned["global_bias"][1].tau_main, "tau_alt": tuned["global_bias"][1].tau_alt,
+                        "tuning_f_beta": round(tuned["global_bias"][1].score, 4)},
+        **{name: {"tuning_f_beta": round(t.score, 4), "tuning_p": round(t.precision, 4),
+                  "tuning_r": round(t.recall, 4),
+                  "labels": {kind: {"tau_main": v.tau_main, "tau_alt": v.tau_alt, "tuning_p": round(v.precision, 4),
+                                    "tuning_r": round(v.recall, 4), "tuning_gold_tokens": v.gold_tokens,
+                                    "tuned": v.tuned} for kind, v in t.by_type.items()}}
+           for name, (_, t) in tuned.items() if name != "global_bias"},
+    }
+    frontier: dict = {}
+    for beta in [float(b) for b in args.frontier_betas.split(",") if b]:
+        frontier[f"{beta:g}"] = {name: {k: row[k] for k in ("leakage", "token_p", "entity_f1")}
+                                 for name, row in rows_for(tune(beta)).items()}
+    frontier[f"{args.beta:g}"] = {name: {k: rows[name][k] for k in ("leakage", "token_p", "entity_f1")}
+                                  for name in rows if name.startswith(("global", "per_label"))}
+    result["frontier"] = dict(sorted(frontier.items(), key=lambda kv: float(kv[0])))
+    eligible = {name: row for name, row in rows.items() if row["token_p"] >= args.precision_floor}
+    best = min(eligible, key=lambda name: eligible[name]["leakage"]) if eligible else None
+    result["best"] = {"row": best, "precision_floor": args.precision_floor,
+                      "leakage": eligible[best]["leakage"] if best else None,
+                      "token_p": eligible[best]["token_p"] if best else None}
+    reached = [f"beta {beta}: {name}" for beta, block in result["frontier"].items() for name, row in block.items()
+               if row["leakage"] <= LEAKAGE_GOAL and row["token_p"] >= args.precision_floor]
+    result["goal"] = {"leakage_at_most": LEAKAGE_GOAL, "token_p_at_least": args.precision_floor,
+                      "reached_by": reached}
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
