@@ -43,7 +43,8 @@ The span confidence and possible-miss rules that read these labels are in ``lear
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from functools import lru_cache
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -91,10 +92,21 @@ def phi_candidates(marginals: np.ndarray, o_index: int) -> tuple[np.ndarray, np.
     m = np.asarray(marginals, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError(f"marginals must be a (tokens, labels) array, got shape {m.shape}")
-    argmax = m.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
-    masked = m.copy()
-    masked[:, o_index] = -np.inf
-    best_phi = masked.argmax(axis=1) if m.shape[0] else np.zeros(0, dtype=np.int64)
+    if m.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), m[:, o_index], np.zeros(0, dtype=np.int64)
+    if o_index == 0 and m.shape[1] > 1:
+        # One argmax over the other columns instead of a masked copy and two argmaxes, with the same ties:
+        # a row whose other columns are all -inf has column 0 as its "PHI" label (O is -inf too when
+        # masked), and column 0 is the argmax where it reaches the others' maximum (first index) or is NaN.
+        best_phi = m[:, 1:].argmax(axis=1) + 1
+        top_phi = m[np.arange(m.shape[0]), best_phi]
+        best_phi[top_phi == -np.inf] = 0
+        argmax = np.where((m[:, 0] >= top_phi) | np.isnan(m[:, 0]), 0, best_phi)
+    else:
+        argmax = m.argmax(axis=1)
+        masked = m.copy()
+        masked[:, o_index] = -np.inf
+        best_phi = masked.argmax(axis=1)
     return argmax, m[:, o_index], best_phi
 
 
@@ -132,16 +144,17 @@ def _relabelled(m: np.ndarray, labels: Sequence[str], recall_bias: RecallBiasThr
 
 def _repaired(chosen: np.ndarray, relabel: np.ndarray, labels: Sequence[str]) -> np.ndarray:
     """A relabelled ``I-X`` whose left neighbour is neither ``B-X`` nor ``I-X`` becomes ``B-X``."""
+    rows = np.flatnonzero(relabel)
+    if rows.shape[0] == 0:
+        return chosen.copy()
+    opener = _bio_structure(tuple(labels)).opener[chosen[rows]]
+    rows, opener = rows[opener >= 0], opener[opener >= 0]
+    # The left neighbour as chosen: a repair only turns an I-X into the B-X of the same X, so whether the
+    # neighbour is a B-X or an I-X does not depend on its own repair.
+    previous = chosen[np.maximum(rows - 1, 0)]
+    continues = (rows > 0) & ((previous == opener) | (previous == chosen[rows]))
     out = chosen.copy()
-    index = {label: i for i, label in enumerate(labels)}
-    for t in np.flatnonzero(relabel).tolist():
-        label = labels[out[t]]
-        if not label.startswith("I-"):
-            continue
-        kind = label[2:]
-        previous = labels[out[t - 1]] if t > 0 else OUTSIDE
-        if previous not in (f"B-{kind}", f"I-{kind}") and f"B-{kind}" in index:
-            out[t] = index[f"B-{kind}"]
+    out[rows[~continues]] = opener[~continues]
     return out
 
 
@@ -157,19 +170,39 @@ def decode_tokenwise(
 def allowed_transitions(labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """``(allowed, opens)``: ``allowed[i, j]`` when label j may follow label i, ``opens[j]`` when a document
     may start with label j."""
+    structure = _bio_structure(tuple(labels))
+    return structure.allowed.copy(), structure.opens.copy()
+
+
+class _BioStructure(NamedTuple):
+    allowed: np.ndarray  # (labels, labels) bool, as allowed_transitions
+    opens: np.ndarray  # (labels,) bool
+    transition: np.ndarray  # (labels, labels): 0 where allowed, -inf elsewhere
+    opening: np.ndarray  # (labels,): 0 where a document may open, -inf elsewhere
+    opener: np.ndarray  # (labels,): the column of B-X for an I-X whose B-X is a label, -1 for the others
+
+
+@lru_cache(maxsize=64)
+def _bio_structure(labels: tuple[str, ...]) -> _BioStructure:
+    """What decoding needs of a label set, built once per label set (arrays read-only)."""
     index = {label: i for i, label in enumerate(labels)}
     n = len(labels)
     allowed = np.ones((n, n), dtype=bool)
     opens = np.ones(n, dtype=bool)
+    opener = np.full(n, -1, dtype=np.intp)
     for j, label in enumerate(labels):
         if not label.startswith("I-") or f"B-{label[2:]}" not in index:
             continue
         kind = label[2:]
+        opener[j] = index[f"B-{kind}"]
         allowed[:, j] = False
-        allowed[index[f"B-{kind}"], j] = True
+        allowed[opener[j], j] = True
         allowed[j, j] = True
         opens[j] = False
-    return allowed, opens
+    structure = _BioStructure(allowed, opens, np.where(allowed, 0.0, -np.inf), np.where(opens, 0.0, -np.inf), opener)
+    for array in structure:
+        array.flags.writeable = False
+    return structure
 
 
 def is_bio_valid(indices: np.ndarray, labels: Sequence[str]) -> bool:
@@ -177,8 +210,8 @@ def is_bio_valid(indices: np.ndarray, labels: Sequence[str]) -> bool:
     chosen = np.asarray(indices, dtype=np.intp)
     if chosen.shape[0] == 0:
         return True
-    allowed, opens = allowed_transitions(labels)
-    return bool(opens[chosen[0]] and allowed[chosen[:-1], chosen[1:]].all())
+    structure = _bio_structure(tuple(labels))
+    return bool(structure.opens[chosen[0]] and structure.allowed[chosen[:-1], chosen[1:]].all())
 
 
 def _scores(
@@ -192,8 +225,7 @@ def _scores(
     o = outside_index(labels)
     scores[chosen != o, o] = -np.inf
     rows = np.flatnonzero(relabel)
-    index = {label: i for i, label in enumerate(labels)}
-    opener = np.array([index.get(f"B-{label[2:]}", -1) if label.startswith("I-") else -1 for label in labels])
+    opener = _bio_structure(tuple(labels)).opener
     inside = rows[opener[best_phi[rows]] >= 0]
     scores[inside, opener[best_phi[inside]]] = scores[inside, best_phi[inside]]
     return scores
@@ -204,23 +236,29 @@ def _viterbi(scores: np.ndarray, labels: Sequence[str], preferred: np.ndarray) -
     n, n_labels = scores.shape
     if n == 0:
         return np.zeros(0, dtype=np.intp)
-    allowed, opens = allowed_transitions(labels)
-    transition = np.where(allowed, 0.0, -np.inf)
+    structure = _bio_structure(tuple(labels))
+    transition = structure.transition
     columns = np.arange(n_labels)
     back = np.zeros((n, n_labels), dtype=np.intp)
-    delta = scores[0] + np.where(opens, 0.0, -np.inf)
+    keep = np.zeros((n, n_labels), dtype=bool)
+    candidates = np.empty((n_labels, n_labels))
+    delta = scores[0] + structure.opening
     for t in range(1, n):
-        candidates = delta[:, None] + transition  # (previous, current)
-        best = candidates.argmax(axis=0)
-        top = candidates[best, columns]
-        keep = candidates[preferred[t - 1]] == top
-        back[t] = np.where(keep, preferred[t - 1], best)
-        delta = top + scores[t]
+        np.add(delta[:, None], transition, out=candidates)  # (previous, current)
+        best = candidates.argmax(axis=0, out=back[t])
+        delta = candidates[best, columns]
+        np.equal(candidates[preferred[t - 1]], delta, out=keep[t])
+        delta += scores[t]
+    # Where the preferred label is among the best predecessors, it is the one kept.
+    back[1:][keep[1:]] = np.broadcast_to(preferred[:-1, None], (n - 1, n_labels))[keep[1:]]
     path = np.empty(n, dtype=np.intp)
     last = int(delta.argmax())
-    path[-1] = preferred[-1] if delta[preferred[-1]] == delta[last] else last
+    current = int(preferred[-1]) if delta[preferred[-1]] == delta[last] else last
+    path[-1] = current
+    pointers = back.tolist()
     for t in range(n - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
+        current = pointers[t][current]
+        path[t - 1] = current
     return path
 
 

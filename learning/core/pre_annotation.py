@@ -9,13 +9,15 @@ the model's own probability of the labels it shows, so the extra ones look as un
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from corpus.bio import OUTSIDE, bio_to_spans
+from corpus.bio import OUTSIDE
 from corpus.span_json import write_span
 from corpus.text import Token
+from corpus.types import Span
 from learning.core.decoding import decode
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
@@ -34,16 +36,53 @@ def pre_annotations(
     if len(tokens) == 0:
         return {"spans": [], "possible_missed": []}
     chosen = decode(marginals, labels, recall_bias)
+    marginals = np.asarray(marginals)
     shown = marginals[np.arange(len(tokens)), chosen]
-    starts = np.array([token.start for token in tokens])
-    spans = []
-    for span in bio_to_spans(tokens, [labels[i] for i in chosen.tolist()]):
-        first = int(np.searchsorted(starts, span.start))
-        last = int(np.searchsorted(starts, span.end, side="left"))
-        confidence = float(shown[first:max(last, first + 1)].min())
-        spans.append(write_span(span, confidence=round(confidence, 4)))
+    first, last, kinds = label_runs(chosen, labels)
+    # The lowest of ``shown`` over each run of tokens first..last: minima over the segments that start at
+    # first, last + 1, first', last' + 1, ..., of which every other one is a run.
+    bounds = np.empty(2 * first.shape[0], dtype=np.intp)
+    bounds[0::2], bounds[1::2] = first, last + 1
+    confidences = np.minimum.reduceat(np.append(shown, 0.0), bounds)[0::2] if bounds.shape[0] else shown[:0]
+    spans = [
+        write_span(Span(tokens[a].start, tokens[b].end, kind), confidence=round(confidence, 4))
+        for a, b, kind, confidence in zip(first.tolist(), last.tolist(), kinds, confidences.tolist())
+    ]
     o_index = list(labels).index(OUTSIDE)
     p_phi = 1.0 - marginals[:, o_index]
     unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))
-    missed = [[tokens[i].start, tokens[i].end, round(float(p_phi[i]), 4)] for i in unsure.tolist()]
+    missed = [[tokens[i].start, tokens[i].end, round(p, 4)] for i, p in zip(unsure.tolist(), p_phi[unsure].tolist())]
     return {"spans": spans, "possible_missed": missed}
+
+
+def label_runs(indices: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The spans that ``corpus.bio.bio_to_spans`` reads from the tags ``labels[i] for i in indices``, as token
+    positions: ``(first token, last token, type)`` of each, in order (without a loop over the tokens)."""
+    indices = np.asarray(indices, dtype=np.intp)
+    kind_of, inside_of, types = _label_kinds(tuple(labels))
+    kind = kind_of[indices]
+    if kind.shape[0] and kind.min() < -1:
+        raise ValueError(f"not a BIO tag: {labels[int(indices[np.argmax(kind < -1)])]!r}")
+    tagged = kind >= 0
+    # A tag opens a span unless it is an I-X right after a token of the same type (bio_to_spans's lenient
+    # reading); a span ends where the next token neither is tagged nor continues it.
+    continues = np.zeros(kind.shape[0], dtype=bool)
+    continues[1:] = inside_of[indices[1:]] & (kind[1:] == kind[:-1])
+    opens = tagged & ~continues
+    closes = tagged.copy()
+    closes[:-1] &= ~continues[1:]
+    first, last = np.flatnonzero(opens), np.flatnonzero(closes)
+    return first, last, [types[k] for k in kind[first].tolist()]
+
+
+@lru_cache(maxsize=64)
+def _label_kinds(labels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per label: the index of its type in the returned list of types (-1 for O, -2 for a tag that is not
+    BIO), and whether it is an I- tag."""
+    types = sorted({label[2:] for label in labels if label[:2] in ("B-", "I-") and label[2:]})
+    index = {name: i for i, name in enumerate(types)}
+    kind = np.array([-1 if label == OUTSIDE else index[label[2:]] if label[:2] in ("B-", "I-") and label[2:] else -2
+                     for label in labels], dtype=np.intp)
+    inside = np.array([label.startswith("I-") for label in labels], dtype=bool)
+    kind.flags.writeable = inside.flags.writeable = False
+    return kind, inside, types

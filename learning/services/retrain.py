@@ -299,9 +299,8 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
     else:
         scores = strategy.score_many(marginals, labels.index("O")).tolist()
     entries = [
-        (document_id, float(value),
-         pre_annotations(tokenize(document.text), marginal, labels, recall_bias=thresholds))
-        for document_id, document, marginal, value in zip(ids, documents, marginals, scores)
+        (document_id, float(value), pre_annotations(tokens, marginal, labels, recall_bias=thresholds))
+        for document_id, tokens, marginal, value in zip(ids, tagger.tokens(documents), marginals, scores)
     ]
     return add_scores(ranking_id=job.ranking_id, entries=entries)
 

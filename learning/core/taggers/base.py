@@ -52,6 +52,8 @@ class Tagger(Protocol):
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]: ...
 
+    def tokens(self, docs: Sequence[Document]) -> list[list[Token]]: ...
+
 
 class BaseTagger(ABC):
     """Base class of the project's taggers, in the manner of scikit-learn's ``BaseEstimator``.
@@ -130,6 +132,11 @@ class BaseTagger(ABC):
     @abstractmethod
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """Per document, an array (n_tokens, n_labels) of P(label | token), columns in ``labels_`` order."""
+
+    def tokens(self, docs: Sequence[Document]) -> list[list[Token]]:
+        """The tokens of each document, those the rows of ``predict_marginals`` stand for:
+        ``tokenize(doc.text)`` (a tagger that keeps them already returns the ones it kept)."""
+        return [tokenize(doc.text) for doc in docs]
 
     def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]:
         """The most probable label of every token of each document."""

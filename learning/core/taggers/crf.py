@@ -23,6 +23,7 @@ from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache
 from learning.core.marginals import forward_backward_time_major
 from learning.core.taggers.base import BaseTagger, labels_from_tags
 from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
+from corpus.text import Token
 from corpus.types import Document, Span
 
 __all__ = ["CRFTagger", "CRFModelFormatError", "read_crfsuite_weights"]
@@ -84,6 +85,10 @@ class CRFTagger(BaseTagger):
         cache = self.feature_cache if self.feature_cache is not None else DEFAULT_CACHE
         extractor = self._extractor()
         return [cache.get(extractor, doc.text, keep=keep) for doc in docs]
+
+    def tokens(self, docs: Sequence[Document]) -> list[list[Token]]:
+        """The tokens of each document, from its cached features (no second tokenization)."""
+        return [f.tokens for f in self.features(docs)]
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
@@ -336,14 +341,15 @@ def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.
 
 def _length_batches(lengths: np.ndarray, max_padding: float, max_bucket_tokens: int):
     """Groups of chain indices of similar length (padding at most ``max_padding``), shortest first."""
-    n = lengths.shape[0]
     order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order].tolist()
+    n = len(ordered)
     i = 0
     while i < n:
-        shortest = int(lengths[order[i]])
+        shortest = ordered[i]
         limit = max(shortest + 1, int(shortest * (1.0 + max_padding)))
         j = i + 1
-        while j < n and lengths[order[j]] <= limit and (j - i + 1) * lengths[order[j]] <= max_bucket_tokens:
+        while j < n and ordered[j] <= limit and (j - i + 1) * ordered[j] <= max_bucket_tokens:
             j += 1
         yield order[i:j]
         i = j
@@ -405,7 +411,9 @@ def _chain_marginals(
             inside = steps[:, None] < lens[None, :]  # time-major: (position, chain)
             pos = np.where(inside, starts[chosen][None, :] + steps[:, None], 0)
             result = forward_backward_time_major(unary[pos], lens, transition)
-            out[pos[inside]] = result[inside]
+            # Written back chain by chain: each chain's tokens are consecutive in ``out``.
+            by_chain = inside.T
+            out[pos.T[by_chain]] = result.transpose(1, 0, 2)[by_chain]
     if unary.dtype != np.float64:
-        out /= out.sum(axis=1, keepdims=True)
+        out *= np.reciprocal(out @ np.ones(out.shape[1]))[:, None]
     return out

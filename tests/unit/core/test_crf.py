@@ -8,7 +8,9 @@ import pytest
 from learning.core._compat.crfsuite import model_dump, model_file_bytes
 from learning.core.features import FeatureCache
 from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
-from learning.core.taggers.crf import CRFModelFormatError, CRFTagger, read_crfsuite_weights
+from learning.core.taggers.crf import (
+    CRFModelFormatError, CRFTagger, _chain_marginals, _sentence_layout, read_crfsuite_weights,
+)
 from corpus.text import tokenize
 from corpus.types import Document
 
@@ -67,6 +69,37 @@ def test_fast_marginals_equal_crfsuite_marginals(fitted):
     assert [marginals_to_tags(m, fitted.labels_) for m in fast[:4]] == fitted.predict_tags(docs[:4])
 
 
+def test_marginals_from_float32_scores_equal_float64_ones(fitted):
+    # Words never seen in training: attributes the model does not know, and a vocabulary grown since the
+    # model's tables were built.
+    docs = synthetic_docs(5, seed=5) + [Document("Nombre: Zacarías Ulloa.\nNHC: 88.\nVisto en Xàtiva.")]
+    feats = fitted.features(docs)
+    starts, lengths = _sentence_layout(feats)
+    exact = _chain_marginals(fitted._unary(feats, np.float64), starts, lengths, fitted.transition_weights_)
+    fast = np.concatenate(fitted.predict_marginals(docs))
+    assert fast.dtype == np.float64
+    assert np.abs(fast - exact).max() < 1e-4
+    np.testing.assert_allclose(fast.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_label_scores_sum_the_weights_of_the_known_attributes(fitted):
+    docs = [Document("Nombre: Zacarías García.\nFecha de ingreso: 03/04/2011.")]
+    [f] = fitted.features(docs)
+    row = {a: i for i, a in enumerate(fitted.attributes_)}
+    expected = np.array([
+        sum((fitted.state_weights_[row[a]] for a in f.token_attributes(t) if a in row), np.zeros(5))
+        for t in range(f.n_tokens)
+    ])
+    np.testing.assert_allclose(fitted._unary([f]), expected, atol=1e-12)
+    np.testing.assert_allclose(fitted._unary([f], np.float32), expected, atol=1e-5)
+
+
+def test_tokens_are_those_of_the_cached_features(fitted):
+    docs = synthetic_docs(3, seed=6)
+    assert fitted.tokens(docs) == [tokenize(d.text) for d in docs]
+    assert all(tokens is f.tokens for tokens, f in zip(fitted.tokens(docs), fitted.features(docs)))
+
+
 def test_model_weights_read_at_full_precision(fitted):
     n_labels, n_attrs, records = read_crfsuite_weights(model_file_bytes(fitted.crf_))
     assert (n_labels, n_attrs) == (5, len(fitted.attributes_))
@@ -115,3 +148,7 @@ def test_meddocan_sample_marginals_match_crfsuite():
     fast = tagger.predict_marginals(dev)
     reference = tagger.predict_marginals_reference(dev)
     assert max(float(np.max(np.abs(f - r))) for f, r in zip(fast, reference)) < 1e-5
+    feats = tagger.features(dev)
+    starts, lengths = _sentence_layout(feats)
+    exact = _chain_marginals(tagger._unary(feats, np.float64), starts, lengths, tagger.transition_weights_)
+    assert np.abs(np.concatenate(fast) - exact).max() < 1e-4  # float32 scores, float64's marginals

@@ -5,7 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from learning.core.marginals import forward_backward, forward_backward_batch, forward_backward_log
+from learning.core.marginals import (
+    forward_backward, forward_backward_batch, forward_backward_log, forward_backward_time_major,
+)
 
 
 def brute_force(unary, transition, start, end):
@@ -78,3 +80,38 @@ def test_shape_errors():
     with pytest.raises(ValueError):
         forward_backward_batch(np.zeros((2, 3, 2)), np.array([3, 4]), np.zeros((2, 2)))
     assert forward_backward(np.zeros((0, 2)), np.zeros((2, 2))).shape == (0, 2)
+
+
+def test_float32_scores_give_the_float64_marginals_within_float32_rounding():
+    rng = np.random.default_rng(11)
+    n_labels, lengths = 9, np.array([5, 1, 30, 0, 17])
+    batch = rng.normal(size=(5, 30, n_labels)) * 4
+    transition = rng.normal(size=(n_labels, n_labels)) * 2
+    exact = forward_backward_batch(batch, lengths, transition)
+    fast = forward_backward_batch(batch.astype(np.float32), lengths, transition)
+    assert fast.dtype == np.float32
+    assert np.abs(fast - exact).max() < 1e-5
+    inside = np.arange(30)[None, :] < lengths[:, None]
+    np.testing.assert_allclose(fast.sum(axis=2)[inside], 1.0, atol=1e-5)
+    assert np.all(fast[~inside] == 0.0)
+
+
+def test_time_major_batches_are_the_batches_transposed():
+    rng = np.random.default_rng(12)
+    n_labels, lengths = 4, np.array([3, 6, 0, 6])
+    batch = rng.normal(size=(4, 6, n_labels))
+    transition, start, end = rng.normal(size=(n_labels, n_labels)), rng.normal(size=n_labels), rng.normal(size=n_labels)
+    steps = forward_backward_time_major(batch.transpose(1, 0, 2), lengths, transition, start, end)
+    np.testing.assert_allclose(steps.transpose(1, 0, 2), forward_backward_batch(batch, lengths, transition, start, end),
+                               atol=1e-15)
+    with pytest.raises(ValueError):
+        forward_backward_time_major(batch.transpose(1, 0, 2), lengths[:3], transition)
+
+
+def test_float32_extreme_scores_fall_back_to_log_space():
+    rng = np.random.default_rng(3)
+    unary = (rng.normal(size=(6, 4)) * 2000.0).astype(np.float32)
+    transition = rng.normal(size=(4, 4)) * 2000.0
+    got = forward_backward_batch(unary[None], np.array([6]), transition)[0]
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, forward_backward_log(unary.astype(np.float64), transition), atol=1e-6)

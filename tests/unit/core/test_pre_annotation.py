@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from learning.core.pre_annotation import pre_annotations
+from corpus.bio import bio_to_spans
+from corpus.span_json import write_span
 from corpus.text import tokenize
+from corpus.types import Span
+from learning.core.decoding import decode
+from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, label_runs, pre_annotations
 
 LABELS = ["O", "B-NAME", "I-NAME", "B-DATE", "I-DATE"]
 
@@ -41,3 +46,44 @@ def test_the_recall_bias_shows_unsure_phi_as_pale_suggestions():
 
 def test_an_empty_record():
     assert pre_annotations([], np.zeros((0, 5)), LABELS) == {"spans": [], "possible_missed": []}
+
+
+def test_label_runs_read_tags_as_bio_to_spans_does():
+    labels = ["O", "B-NAME", "I-NAME", "B-DATE", "I-DATE", "I-ID"]  # I-ID has no B-ID
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(1, 25))
+        indices = rng.integers(0, len(labels), size=n)  # valid BIO or not
+        tokens = tokenize(" ".join(["w"] * n))
+        first, last, kinds = label_runs(indices, labels)
+        read = [Span(tokens[a].start, tokens[b].end, kind) for a, b, kind in zip(first.tolist(), last.tolist(), kinds)]
+        assert read == bio_to_spans(tokens, [labels[i] for i in indices.tolist()])
+    with pytest.raises(ValueError, match="not a BIO tag"):
+        label_runs(np.array([0, 1]), ["O", "NAME"])
+
+
+def _token_by_token(tokens, m, labels, recall_bias):
+    """pre_annotations as first written: the tags read back token by token, each span's tokens looked up."""
+    chosen = decode(m, labels, recall_bias)
+    shown = m[np.arange(len(tokens)), chosen]
+    starts = np.array([token.start for token in tokens])
+    spans = []
+    for span in bio_to_spans(tokens, [labels[i] for i in chosen.tolist()]):
+        first = int(np.searchsorted(starts, span.start))
+        last = int(np.searchsorted(starts, span.end, side="left"))
+        spans.append(write_span(span, confidence=round(float(shown[first:max(last, first + 1)].min()), 4)))
+    p_phi = 1.0 - m[:, 0]
+    unsure = np.flatnonzero((chosen == 0) & (p_phi >= MISSED_PHI_THRESHOLD))
+    return {"spans": spans, "possible_missed": [[tokens[i].start, tokens[i].end, round(float(p_phi[i]), 4)]
+                                                 for i in unsure.tolist()]}
+
+
+def test_the_same_as_reading_token_by_token():
+    words = ["Juan", "Pérez", "vive", "en", "Las", "Palmas", ",", "03/04/2011", "."]
+    rng = np.random.default_rng(1)
+    for seed in range(300):
+        n = int(rng.integers(1, 30))
+        tokens = tokenize(" ".join(rng.choice(words, size=n)))
+        m = rng.dirichlet(np.full(len(LABELS), rng.choice([0.1, 0.5, 1.0])), size=len(tokens))
+        bias = None if seed % 3 == 0 else (float(rng.choice([0.6, 0.9, 0.999])), float(rng.choice([0.01, 0.2])))
+        assert pre_annotations(tokens, m, LABELS, recall_bias=bias) == _token_by_token(tokens, m, LABELS, bias), seed
