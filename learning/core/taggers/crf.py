@@ -248,7 +248,7 @@ class CRFTagger(BaseTagger):
             return np.zeros((0, n_labels), dtype=dtype)
         rows_of, weights = self._prediction_tables(self._extractor(), dtype)
         # The documents' attribute ids laid back to back, read as model rows (unknown ones as the zero row).
-        rows = rows_of[np.concatenate([f.indices for f in feats])]
+        rows = rows_of.take(np.concatenate([f.indices for f in feats]))
         index = np.int32 if rows.shape[0] < np.iinfo(np.int32).max else np.int64
         indptr = np.empty(n_tokens + 1, dtype=index)
         token, entry = 0, 0

@@ -115,3 +115,13 @@ def test_float32_extreme_scores_fall_back_to_log_space():
     got = forward_backward_batch(unary[None], np.array([6]), transition)[0]
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, forward_backward_log(unary.astype(np.float64), transition), atol=1e-6)
+
+
+def test_scores_far_above_the_first_label_are_shifted_by_their_maximum():
+    # Shifting by the first label's score would overflow float32 here (e^150); the row maximum does not.
+    rng = np.random.default_rng(13)
+    unary = rng.normal(size=(1, 8, 4))
+    unary[0, 3:, 2] += 150.0
+    transition = rng.normal(size=(4, 4))
+    got = forward_backward_batch(unary.astype(np.float32), np.array([8]), transition)[0]
+    assert np.abs(got - forward_backward_log(unary[0], transition)).max() < 1e-5
