@@ -5,8 +5,9 @@
 * ``marginals``: ``tagger.predict_marginals`` (label scores in float32 through one sparse product with the
   unknown attributes mapped to a row of zeros, forward-backward in float32 over time-major batches);
 * ``strategy``: LCUB_6 scores of every record (``Strategy.score_many``);
-* ``pre_annotations``: the suggestions shown to annotators (``pre_annotations`` per record, over the tokens
-  the tagger's cached features already hold), once without a recall bias and once with one.
+* ``pre_annotations``: the suggestions shown to annotators (``pre_annotations_many``: the records decoded
+  together, over the tokens the tagger's cached features already hold), once without a recall bias and
+  once with one.
 
 The reference is the same work done as it was before, kept below (``reference_*``): every record tokenized
 again, label scores in float64 through a product that first drops the unknown attributes, forward-backward in
@@ -53,7 +54,7 @@ from corpus.types import Document  # noqa: E402
 from learning.core.decoding import allowed_transitions, outside_index, phi_candidates  # noqa: E402
 from learning.core.features import FEATURES_VERSION  # noqa: E402
 from learning.core.marginals import forward_backward_log  # noqa: E402
-from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, pre_annotations  # noqa: E402
+from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, pre_annotations_many  # noqa: E402
 from learning.core.strategies import PRESETS  # noqa: E402
 from learning.core.taggers.crf import CRFTagger, _length_batches, _sentence_layout  # noqa: E402
 from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
@@ -234,8 +235,7 @@ def score_shard(tagger: CRFTagger, docs: Sequence[Document], recall_bias, *, ref
         if reference:
             out[name] = [reference_pre_annotations(d.text, m, labels, bias) for d, m in zip(docs, marginals)]
         else:
-            out[name] = [pre_annotations(tokens, m, labels, recall_bias=bias)
-                         for tokens, m in zip(tagger.tokens(docs), marginals)]
+            out[name] = pre_annotations_many(tagger.tokens(docs), marginals, labels, recall_bias=bias)
         seconds[name] = time.perf_counter() - t0
     seconds["total"] = seconds["marginals"] + seconds["strategy"] + seconds["pre_annotations_biased"]
     return out, seconds

@@ -18,7 +18,7 @@ from corpus.bio import OUTSIDE
 from corpus.span_json import write_span
 from corpus.text import Token
 from corpus.types import Span
-from learning.core.decoding import decode
+from learning.core.decoding import decode_many
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
 MISSED_PHI_THRESHOLD = 0.2
@@ -33,10 +33,29 @@ def pre_annotations(
     A span's confidence is the lowest probability among its tokens of the label shown on them: a span is
     only as sure as its least sure token. ``recall_bias`` is (τ_main, τ_alt).
     """
-    if len(tokens) == 0:
-        return {"spans": [], "possible_missed": []}
-    chosen = decode(marginals, labels, recall_bias)
-    marginals = np.asarray(marginals)
+    return pre_annotations_many([tokens], [marginals], labels, missed_threshold=missed_threshold,
+                                recall_bias=recall_bias)[0]
+
+
+def pre_annotations_many(
+    tokens: Sequence[Sequence[Token]], marginals: Sequence[np.ndarray], labels: Sequence[str], *,
+    missed_threshold: float = MISSED_PHI_THRESHOLD, recall_bias: tuple[float, float] | None = None,
+) -> list[dict]:
+    """:func:`pre_annotations` of each document (its tokens and marginals), decoded together
+    (``learning.core.decoding.decode_many``)."""
+    out = [{"spans": [], "possible_missed": []} for _ in tokens]
+    shown = [i for i, document_tokens in enumerate(tokens) if len(document_tokens)]
+    chosen = decode_many([marginals[i] for i in shown], labels, recall_bias)
+    o_index = list(labels).index(OUTSIDE) if shown else -1
+    for i, labelled in zip(shown, chosen):
+        out[i] = _suggestions(tokens[i], np.asarray(marginals[i]), labels, labelled, o_index, missed_threshold)
+    return out
+
+
+def _suggestions(
+    tokens: Sequence[Token], marginals: np.ndarray, labels: Sequence[str], chosen: np.ndarray, o_index: int,
+    missed_threshold: float,
+) -> dict:
     shown = marginals[np.arange(len(tokens)), chosen]
     first, last, kinds = label_runs(chosen, labels)
     # The lowest of ``shown`` over each run of tokens first..last: minima over the segments that start at
@@ -48,7 +67,6 @@ def pre_annotations(
         write_span(Span(tokens[a].start, tokens[b].end, kind), confidence=round(confidence, 4))
         for a, b, kind, confidence in zip(first.tolist(), last.tolist(), kinds, confidences.tolist())
     ]
-    o_index = list(labels).index(OUTSIDE)
     p_phi = 1.0 - marginals[:, o_index]
     unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))
     missed = [[tokens[i].start, tokens[i].end, round(p, 4)] for i, p in zip(unsure.tolist(), p_phi[unsure].tolist())]

@@ -42,7 +42,7 @@ from corpus.types import Document as CorpusDocument
 from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
-from learning.core.pre_annotation import pre_annotations
+from learning.core.pre_annotation import pre_annotations_many
 from learning.core.registry import live_params, tagger_factory
 from learning.core.strategies import Strategy
 from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
@@ -298,10 +298,8 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
         scores = random_scores(job.pk, ids)
     else:
         scores = strategy.score_many(marginals, labels.index("O")).tolist()
-    entries = [
-        (document_id, float(value), pre_annotations(tokens, marginal, labels, recall_bias=thresholds))
-        for document_id, tokens, marginal, value in zip(ids, tagger.tokens(documents), marginals, scores)
-    ]
+    shown = pre_annotations_many(tagger.tokens(documents), marginals, labels, recall_bias=thresholds)
+    entries = [(document_id, float(value), suggestions) for document_id, value, suggestions in zip(ids, scores, shown)]
     return add_scores(ranking_id=job.ranking_id, entries=entries)
 
 

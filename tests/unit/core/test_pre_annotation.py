@@ -9,7 +9,7 @@ from corpus.span_json import write_span
 from corpus.text import tokenize
 from corpus.types import Span
 from learning.core.decoding import decode
-from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, label_runs, pre_annotations
+from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, label_runs, pre_annotations, pre_annotations_many
 
 LABELS = ["O", "B-NAME", "I-NAME", "B-DATE", "I-DATE"]
 
@@ -87,3 +87,19 @@ def test_the_same_as_reading_token_by_token():
         m = rng.dirichlet(np.full(len(LABELS), rng.choice([0.1, 0.5, 1.0])), size=len(tokens))
         bias = None if seed % 3 == 0 else (float(rng.choice([0.6, 0.9, 0.999])), float(rng.choice([0.01, 0.2])))
         assert pre_annotations(tokens, m, LABELS, recall_bias=bias) == _token_by_token(tokens, m, LABELS, bias), seed
+
+
+def test_records_decoded_together_are_shown_as_one_by_one():
+    words = ["Ana", "Gil", "vive", "en", "Las", "Palmas", ",", "03/04/2011", "."]
+    rng = np.random.default_rng(2)
+    for seed in range(100):
+        tokens, marginals = [], []
+        for _ in range(int(rng.integers(1, 8))):
+            n = int(rng.integers(0, 40))
+            tokens.append(tokenize(" ".join(rng.choice(words, size=n))) if n else [])
+            marginals.append(rng.dirichlet(np.full(len(LABELS), rng.choice([0.1, 0.5])), size=len(tokens[-1])))
+        bias = None if seed % 3 == 0 else (0.9, 0.05)
+        together = pre_annotations_many(tokens, marginals, LABELS, recall_bias=bias)
+        assert together == [pre_annotations(t, m, LABELS, recall_bias=bias) for t, m in zip(tokens, marginals)]
+        assert together == [_token_by_token(t, m, LABELS, bias) if t else {"spans": [], "possible_missed": []}
+                            for t, m in zip(tokens, marginals)], seed
