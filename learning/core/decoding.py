@@ -39,6 +39,9 @@ Two decodings of a document's marginals (an array (tokens, labels), label order 
   (An inner token whose ``B-X`` is more probable than its ``I-X`` still opens a second X: ``B-X I-X B-X``
   is valid, and the marginals alone cannot tell it from two adjacent entities.)
 
+:func:`decode_many` decodes many documents (a shard of the pool) at once: those whose token-wise labels are
+not valid share one Viterbi, with exactly the labels :func:`decode` gives each of them.
+
 The span confidence and possible-miss rules that read these labels are in ``learning.core.pre_annotation``.
 """
 from __future__ import annotations
@@ -292,18 +295,20 @@ def decode_many(
             # Ties go to the labels chosen before the repair: a relabelled I-X continues an X where it can.
             pending.append((len(out), _scores(m, labels, recall_bias, chosen, best_phi, relabel), chosen))
             out.append(None)
-    structure = _bio_structure(tuple(labels))
-    together = [item for item in pending if bool((item[1] < np.inf).all())]  # no NaN, no +inf
-    lengths = [item[1].shape[0] for item in together]
+    # Together where that saves steps (the longest document sets their number), and only scores without NaN
+    # or +inf, for which the two recursions are the same; the others one by one.
+    together = [item for item in pending if bool((item[1] < np.inf).all())]
+    lengths = [scores.shape[0] for _, scores, _ in together]
     if len(together) < 2 or sum(lengths) < 1.5 * max(lengths):
         together = []
-    for i, scores, chosen in pending:
-        if not any(i == j for j, _, _ in together):
-            out[i] = _viterbi(scores, labels, chosen)
     if together:
-        paths = _viterbi_together([s for _, s, _ in together], [c for _, _, c in together], structure)
+        paths = _viterbi_together([scores for _, scores, _ in together], [chosen for _, _, chosen in together],
+                                  _bio_structure(tuple(labels)))
         for (i, _, _), path in zip(together, paths):
             out[i] = path
+    for i, scores, chosen in pending:
+        if out[i] is None:
+            out[i] = _viterbi(scores, labels, chosen)
     return out
 
 
