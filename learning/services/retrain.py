@@ -73,10 +73,9 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     if not gold:
         raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
-    kind = project.tagger.get("kind", "crf")
-    params = live_params(kind, dict(project.tagger.get("params", {})))
+    kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
     extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
-    factory = tagger_factory(kind, seed=seed, **params, **extra)
+    factory = tagger_factory(kind, seed=seed, **live_params(kind, params), **extra)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
 
     unlabelled, policy = None, {}
