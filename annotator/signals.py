@@ -51,3 +51,18 @@ suggestion_guard = Signal()
 def suggestion_guards(*, project) -> list[Callable]:
     """The predicates other apps give for hiding a suggestion of ``project`` from annotators."""
     return [hide for _receiver, hide in suggestion_guard.send(sender=type(project), project=project) if hide]
+
+
+# Sent when a record's suggestions become an annotator's draft, before the guards: a receiver may answer a
+# function ``complete(text, stored) -> stored`` that completes the stored pre-annotations from the record's
+# own text (the learning app shows every mention of a tagged string and adds structured PHI a sure pattern
+# finds), or None.
+suggestion_completion = Signal()
+
+
+def complete_suggestions(*, project, text: str, stored: dict) -> dict:
+    """``stored`` pre-annotations completed by every function other apps give for ``project``."""
+    for _receiver, complete in suggestion_completion.send(sender=type(project), project=project):
+        if complete:
+            stored = complete(text, stored)
+    return stored

@@ -1,4 +1,5 @@
-"""The loop listens to the workbench: a submission may complete a batch, which queues a retrain."""
+"""The loop listens to the workbench: a submission may complete a batch, which queues a retrain; a record
+handed out gets its suggestions completed from its own text."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,7 @@ from django.db import connection
 from django.dispatch import receiver
 
 from annotator.models import Project
-from annotator.signals import annotation_submitted, project_page_note
+from annotator.signals import annotation_submitted, project_page_note, suggestion_completion
 from learning.services import jobs
 from learning.models import ModelVersion, RetrainJob
 
@@ -59,3 +60,18 @@ def first_model_training(sender, project, **kwargs) -> str | None:
     if not RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
         return None
     return "First model training: until it is ready, records are handed out in random order, without suggestions."
+
+
+@receiver(suggestion_completion)
+def complete_from_the_record(sender, project, **kwargs):
+    """Every mention of a string the model tagged, and structured PHI a sure pattern finds, in the record's
+    suggestions (``learning.core.pre_annotation.complete_suggestions``)."""
+    from corpus.text import tokenize
+    from learning.core.pre_annotation import complete_suggestions
+
+    labels, language = tuple(project.labels or ()), project.language
+
+    def complete(text: str, stored: dict) -> dict:
+        return complete_suggestions(text, tokenize(text), stored, schema_labels=labels, language=language)
+
+    return complete

@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, PoolScore, Project, Ranking
-from annotator.signals import suggestion_guards
+from annotator.signals import complete_suggestions, suggestion_guards
 from corpus.span_json import read_span, write_span
 
 
@@ -259,8 +259,10 @@ def next_record(*, project: Project, user) -> Handout | None:
 
 
 def _pre_annotations(stored: dict, *, text: str, project: Project) -> tuple[list[dict], list]:
-    """The stored suggestions that the draft shows, less those another app hides (eponyms), read at hand-out
-    so a project's list of eponyms counts from the moment it is saved."""
+    """The stored suggestions that the draft shows, completed from the record's text by another app (every
+    mention of a tagged string, structured PHI by pattern), less those another app hides (eponyms), read at
+    hand-out so a project's list of eponyms counts from the moment it is saved."""
+    stored = complete_suggestions(project=project, text=text, stored=stored)
     guards = suggestion_guards(project=project) if stored.get("spans") else []
     spans = []
     for item in stored.get("spans", []):

@@ -35,7 +35,7 @@ from deid.core.conceal import ConcealError, ConcealReport, conceal
 from deid.services.exports import report_path_for, write_report
 from deid.services.policy import Concealment, DeidError
 from learning.core.artifacts import ArtifactRejected
-from learning.core.pre_annotation import pre_annotations
+from learning.core.pre_annotation import complete_suggestions, pre_annotations
 from learning.core.recall_bias import BETAS, tune_recall_bias
 from learning.core.taggers.base import gold_tags
 from learning.selectors.models import current_tagger, recall_bias_of
@@ -128,6 +128,9 @@ class Deidentifier:
         (marginals,) = self.tagger.predict_marginals([Document(text=text)])
         thresholds = (self.recall_bias["tau_main"], self.recall_bias["tau_alt"]) if self.recall_bias else None
         found = pre_annotations(tokens, marginals, self.labels, recall_bias=thresholds)
+        # What annotators are shown, concealed: every mention of a tagged string, structured PHI by pattern.
+        found = complete_suggestions(text, tokens, found, schema_labels=tuple(self.project.labels or ()),
+                                     language=self.project.language)
         return [(read_span(item), float(item["confidence"])) for item in found["spans"]]
 
     def run(self, text: str, *, name: str, meta: dict | None = None) -> Deidentified:

@@ -10,7 +10,7 @@ the model's own probability of the labels it shows, so the extra ones look as un
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from corpus.bio import OUTSIDE
 from corpus.span_json import write_span
 from corpus.text import Token
 from corpus.types import Span
+from learning.core.consistency import consistent_spans
 from learning.core.decoding import decode_many
+from learning.core.patterns import find, merge
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
 MISSED_PHI_THRESHOLD = 0.2
@@ -71,6 +73,37 @@ def _suggestions(
     unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))
     missed = [[tokens[i].start, tokens[i].end, round(p, 4)] for i, p in zip(unsure.tolist(), p_phi[unsure].tolist())]
     return {"spans": spans, "possible_missed": missed}
+
+
+def complete_suggestions(
+    text: str, tokens: Sequence[Token], suggestions: dict, *, schema_labels: Collection[str],
+    language: str | None = None,
+) -> dict:
+    """A record's pre-annotations (as :func:`pre_annotations` gives them) completed with what the record itself
+    says: every mention of a string the model tagged is shown (``learning.core.consistency``), and structured
+    PHI that a sure pattern finds is added where the model has nothing (``learning.core.patterns.merge``),
+    with confidence 1. A "possible missed" token that a span now covers is no longer flagged.
+
+    Applied where a record is shown or concealed (the hand-out, de-identification), not to every pool record
+    at every retrain: it depends on the text only, and costs a few milliseconds a record.
+    """
+    spans = [Span(item["start"], item["end"], item["label"]) for item in suggestions.get("spans", [])]
+    confidences = [float(item.get("confidence") or 0.0) for item in suggestions.get("spans", [])]
+    shown = consistent_spans(tokens, spans, confidences=confidences)
+    confidence_of = {item.span: item.confidence for item in shown}
+    merged = merge([item.span for item in shown], find(text, language, tokens=tokens), schema_labels)
+    out: list[dict[str, Any]] = [
+        write_span(span, confidence=round(confidence_of.get(span, 1.0), 4)) for span in merged
+    ]
+    starts = np.array([span.start for span in merged], dtype=np.int64)
+    ends = np.array([span.end for span in merged], dtype=np.int64)
+
+    def covered(start: int) -> bool:
+        i = int(np.searchsorted(starts, start, side="right")) - 1
+        return i >= 0 and start < ends[i]
+
+    missed = [item for item in suggestions.get("possible_missed", []) if not covered(int(item[0]))]
+    return {"spans": out, "possible_missed": missed}
 
 
 def label_runs(indices: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:

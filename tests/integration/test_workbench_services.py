@@ -256,3 +256,27 @@ def test_eponyms_among_the_models_suggestions_are_not_shown_to_the_annotator(use
     Document.objects.filter(pk=document.pk).update(status=Document.Status.POOL)
     again = next_record(project=project, user=users["lead"])
     assert again.annotation.suggested == [name, doctor]
+
+
+@pytest.mark.django_db
+def test_the_suggestions_shown_are_completed_from_the_record_itself(users, projects):
+    project = projects["A"]
+    text = ("Paciente: Blanca Ramos Ibañez. Correo: blanca.ramos@correo.es. Fecha de ingreso: 03/05/2019.\n"
+            "La Sra. Ramos acude a revisión; ramos de flores en la habitación.")
+    import_documents(project=project, annotated=False, documents=[CorpusDocument(text=text, name="complete")])
+    document = project.documents.get()
+    name = {"start": 10, "end": 29, "label": NAME, "confidence": 0.9}
+    Ranking.objects.filter(project=project, is_current=True).update(is_current=False)
+    ranking = Ranking.objects.create(project=project, strategy="LCUB_6", is_current=True)
+    missed_email = [text.index("blanca.ramos"), text.index("blanca.ramos") + 12, 0.3]
+    PoolScore.objects.create(ranking=ranking, document=document, score=1.0, rank=1,
+                             pre_annotations={"spans": [name], "possible_missed": [missed_email]})
+
+    shown = next_record(project=project, user=users["annotator"]).annotation
+    found = {(text[s["start"]:s["end"]], s["label"]): s["confidence"] for s in shown.suggested}
+    # the model's name; its surname again where the record repeats it (capitalised only: not "ramos de flores");
+    # the e-mail and the date a sure pattern finds, which the model left out
+    assert found == {("Blanca Ramos Ibañez", NAME): 0.9, ("Ramos", NAME): 0.9,
+                     ("blanca.ramos@correo.es", "CORREO_ELECTRONICO"): 1.0, ("03/05/2019", "FECHAS"): 1.0}
+    assert shown.possible_missed == []  # the e-mail is a suggestion now, no longer a possible miss
+    assert PoolScore.objects.get(pk=ranking.scores.get().pk).pre_annotations["spans"] == [name]  # stored as scored
