@@ -7,7 +7,10 @@
   (``learning.core.recall_bias.tune_recall_bias_per_label``), and ``per_label_overall``: a pair per type
   chosen together for the overall F_β;
 - each of the three with document-level consistency on top (``learning.core.consistency``: every mention
-  in a record of a string tagged PHI in it, one label per string): ``..._consistency``.
+  in a record of a string tagged PHI in it, one label per string): ``..._consistency``;
+- ``crf_marginals_shown`` and ``global_bias_shown``: exactly what annotators are shown and exports conceal —
+  the pre-annotations (``learning.core.pre_annotation.pre_annotations``, without and with the global pair)
+  completed from the record (``complete_suggestions``: consistency, then sure structured-PHI patterns).
 
 The CRF (default parameters) is trained once on MEDDOCAN train minus a tuning part (``--tune-fraction`` of
 train, drawn with ``--seed``); every threshold is tuned on that part, never on dev. Per row: leakage, token
@@ -33,7 +36,9 @@ import time  # noqa: E402
 from corpus.text import tokenize  # noqa: E402
 from learning.core.consistency import consistent_spans  # noqa: E402
 from learning.core.decoding import decoded_spans  # noqa: E402
+from corpus.span_json import read_span  # noqa: E402
 from learning.core.metrics import evaluate, leakage_by_type  # noqa: E402
+from learning.core.pre_annotation import complete_suggestions, pre_annotations  # noqa: E402
 from learning.core.recall_bias import tune_recall_bias, tune_recall_bias_per_label  # noqa: E402
 from learning.core.taggers.base import gold_tags  # noqa: E402
 from learning.core.taggers.crf import CRFTagger  # noqa: E402
@@ -63,6 +68,17 @@ def with_consistency(tokens, marginals, labels, predicted, min_seed_confidence: 
     return [[s.span for s in consistent_spans(t, spans, marginals=m, labels=labels,
                                               min_seed_confidence=min_seed_confidence)]
             for t, m, spans in zip(tokens, marginals, predicted)]
+
+
+def shown_spans(docs, tokens, marginals, labels, thresholds):
+    """The spans annotators are shown (and exports conceal) for each document."""
+    schema = sorted({label[2:] for label in labels if label != "O"})
+    out = []
+    for doc, t, m in zip(docs, tokens, marginals):
+        found = complete_suggestions(doc.text, t, pre_annotations(t, m, labels, recall_bias=thresholds),
+                                     schema_labels=schema, language="es")
+        out.append([read_span(item) for item in found["spans"]])
+    return out
 
 
 def ratio(a: float, b: float) -> float | None:
@@ -129,8 +145,14 @@ def main() -> None:
     rows["crf_marginals_consistency"] = figures(
         dev, with_consistency(tokens, marginals, labels, unbiased, args.min_seed_confidence), tokens,
         time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    rows["crf_marginals_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, None), tokens,
+                                          time.perf_counter() - t0)
     tuned = tune(args.beta)
     rows.update(rows_for(tuned))
+    t0 = time.perf_counter()
+    rows["global_bias_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, tuned["global_bias"][0]),
+                                        tokens, time.perf_counter() - t0)
     reference = rows["global_bias"]
     for row in rows.values():
         row["ratio_leakage"] = ratio(row["leakage"], reference["leakage"])
