@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = [
     "chain_statistics", "forward_backward", "forward_backward_batch", "forward_backward_log",
-    "forward_backward_time_major",
+    "forward_backward_time_major", "length_batches",
 ]
 
 
@@ -299,3 +299,19 @@ def _statistics_log(unary: np.ndarray, transition: np.ndarray) -> tuple[float, n
         edges += np.exp(log_alpha[t][:, None] + transition + (unary[t + 1] + log_beta[t + 1])[None, :] - log_z)
     return log_z, post, edges
 
+
+def length_batches(lengths: np.ndarray, max_padding: float, max_bucket_tokens: int):
+    """Indices of chains grouped by similar length (padding at most ``max_padding``, at most
+    ``max_bucket_tokens`` padded positions a group), shortest first: the batches of the forward-backward."""
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order].tolist()
+    n = len(ordered)
+    i = 0
+    while i < n:
+        shortest = ordered[i]
+        limit = max(shortest + 1, int(shortest * (1.0 + max_padding)))
+        j = i + 1
+        while j < n and ordered[j] <= limit and (j - i + 1) * ordered[j] <= max_bucket_tokens:
+            j += 1
+        yield order[i:j]
+        i = j

@@ -20,7 +20,7 @@ from corpus.bio import bio_to_spans, spans_to_bio
 from learning.core._compat import crfsuite as crfsuite_compat
 from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
-from learning.core.marginals import forward_backward_time_major
+from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.taggers.base import BaseTagger, labels_from_tags
 from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
 from corpus.text import Token
@@ -339,29 +339,13 @@ def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.
     return np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64)
 
 
-def _length_batches(lengths: np.ndarray, max_padding: float, max_bucket_tokens: int):
-    """Groups of chain indices of similar length (padding at most ``max_padding``), shortest first."""
-    order = np.argsort(lengths, kind="stable")
-    ordered = lengths[order].tolist()
-    n = len(ordered)
-    i = 0
-    while i < n:
-        shortest = ordered[i]
-        limit = max(shortest + 1, int(shortest * (1.0 + max_padding)))
-        j = i + 1
-        while j < n and ordered[j] <= limit and (j - i + 1) * ordered[j] <= max_bucket_tokens:
-            j += 1
-        yield order[i:j]
-        i = j
-
-
 def _chain_viterbi(
     unary: np.ndarray, starts: np.ndarray, lengths: np.ndarray, transition: np.ndarray,
     max_padding: float = 0.25, max_bucket_tokens: int = 32768,
 ) -> np.ndarray:
     """The best label index of every token of many chains stored back to back in ``unary``."""
     best = np.zeros(unary.shape[0], dtype=np.int64)
-    for chosen in _length_batches(lengths, max_padding, max_bucket_tokens):
+    for chosen in length_batches(lengths, max_padding, max_bucket_tokens):
         lens = lengths[chosen]
         width = int(lens.max())
         if width == 0:
@@ -403,7 +387,7 @@ def _chain_marginals(
     """Marginals (float64, rows normalised) of many chains stored back to back in ``unary``, computed in the
     precision of ``unary``; chains of similar length share a batch."""
     out = np.zeros(unary.shape, dtype=np.float64)
-    for chosen in _length_batches(lengths, max_padding, max_bucket_tokens):
+    for chosen in length_batches(lengths, max_padding, max_bucket_tokens):
         lens = lengths[chosen]
         width = int(lens.max())
         if width > 0:

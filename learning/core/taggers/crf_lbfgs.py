@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from learning.core.features import DocumentFeatures
-from learning.core.marginals import chain_statistics
+from learning.core.marginals import chain_statistics, length_batches
 
 __all__ = ["CRFWeights", "TrainingSet", "fit_weights", "training_set", "warm_start"]
 
@@ -111,21 +111,14 @@ def training_set(feats: Sequence[DocumentFeatures], tags: Sequence[Sequence[str]
 
 
 def _buckets(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    order = np.argsort(lengths, kind="stable")
+    """Per batch of sentences of similar length: their token positions (padded), the mask of real ones and
+    their lengths."""
     out = []
-    i, n = 0, lengths.shape[0]
-    while i < n:
-        shortest = int(lengths[order[i]])
-        limit = max(shortest + 1, int(shortest * (1.0 + MAX_PADDING)))
-        j = i + 1
-        while j < n and lengths[order[j]] <= limit and (j - i + 1) * lengths[order[j]] <= MAX_BUCKET_TOKENS:
-            j += 1
-        chosen = order[i:j]
+    for chosen in length_batches(lengths, MAX_PADDING, MAX_BUCKET_TOKENS):
         lens = lengths[chosen]
         steps = np.arange(int(lens.max()))
         inside = steps[None, :] < lens[:, None]
         out.append((np.where(inside, starts[chosen][:, None] + steps[None, :], 0), inside, lens))
-        i = j
     return out
 
 
