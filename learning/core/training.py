@@ -24,7 +24,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from corpus.text import tokenize
 from corpus.types import Document, Span
 from learning.core.metrics import evaluate
 from learning.core.recall_bias import RecallBias, recall_biased_spans, tune_recall_bias
@@ -122,7 +121,7 @@ def train_and_evaluate(
 
     started = time.perf_counter()
     if eval_docs:
-        model.eval_tokens = [tokenize(d.text) for d in eval_docs]
+        model.eval_tokens = tagger.tokens(eval_docs)
         model.predicted = tagger.predict(eval_docs)
         model.metrics = evaluate(eval_docs, model.predicted, model.eval_tokens)
     if recall_bias_beta is not None:

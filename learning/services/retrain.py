@@ -37,7 +37,6 @@ from annotator.selectors import (
 from annotator.services.notify import notify_project
 from annotator.services.ranking import activate_ranking, add_scores, stage_ranking
 from corpus.span_json import write_span
-from corpus.text import tokenize
 from corpus.types import Document as CorpusDocument
 from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
@@ -115,7 +114,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     strategy, strategy_note = project_strategy(project)
     artifact = _save(job, tagger)
     pool_ids = unlabelled_pool_ids(project=project)
-    n_tokens = sum(len(tokenize(d.text)) for d in gold)
+    n_tokens = sum(len(tokens) for tokens in tagger.tokens(gold))  # the fit's own, not tokenized again
     with transaction.atomic():
         locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
         if locked.attempt != job.attempt:
