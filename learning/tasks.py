@@ -75,14 +75,19 @@ def retrain(self, job_id: int) -> str:
         _record_failure(job, error)
         raise
     job.refresh_from_db()
+    _score_then_publish(job, shards)
+    return f"attempt {job.attempt}: {len(shards)} shards"
+
+
+def _score_then_publish(job: RetrainJob, shards: list[list[int]], rescues: int = 0) -> None:
+    """A chord of the shards' scoring whose body publishes the job; its error callback may rescue it."""
     body = publish.si(job.pk, job.attempt)
     if shards:
         chord([score_shard.si(job.pk, job.attempt, shard) for shard in shards])(
-            body.on_error(shard_failed.si(job.pk, job.attempt))
+            body.on_error(shard_failed.si(job.pk, job.attempt, rescues))
         )
     else:
         body.delay()
-    return f"attempt {job.attempt}: {len(shards)} shards"
 
 
 def _record_failure(job: RetrainJob, error: BaseException) -> None:
@@ -121,9 +126,25 @@ def publish(job_id: int, attempt: int) -> int | None:
     return version.pk
 
 
+#: How many times a job's scoring is sent again after its chord failed, before the job fails.
+SHARD_RESCUES = 2
+
+
 @shared_task(name="learning.shard_failed")
-def shard_failed(job_id: int, attempt: int) -> None:
+def shard_failed(job_id: int, attempt: int, rescues: int = 0) -> None:
+    """A shard of the chord failed — or only its result was lost: a shard scored while Redis, the result
+    backend, restarts is stored in the database but reported to the chord as failed. Rather than end the job
+    (and the loop waiting for the next batch), the pool still unscored is sent again in a new chord, which
+    publishes when every shard is in (scoring a shard again replaces its rows); only after ``SHARD_RESCUES``
+    rescues does the job fail."""
     jobs.drop_broken_connection()
+    job = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
+    if job is not None and rescues < SHARD_RESCUES:
+        shards = services.unscored_shards(job)
+        log.warning("retrain job %s attempt %s: a shard failed; scoring the %s unscored shard(s) again",
+                    job_id, attempt, len(shards))
+        _score_then_publish(job, shards, rescues + 1)
+        return
     jobs.fail(job_id, attempt, "scoring a part of the pool failed (see the worker's log)")
 
 

@@ -208,3 +208,37 @@ def test_a_burst_of_submissions_sends_one_recovery_per_window(project, monkeypat
     time.sleep(2.2)
     annotation_submitted.send(sender=Annotation, annotation=annotation)
     assert len(sent) == 2  # the next window sends again
+
+
+def test_a_shard_reported_failed_after_it_was_scored_is_rescued_not_the_job(project, eager, monkeypatch):
+    """Redis restarting as a shard ends: the shard's rows are stored, yet the chord is told it failed and calls
+    its error callback. The callback sends the unscored rest of the pool again, and the job publishes; it fails
+    only once its rescues are spent. (Run eagerly, a failed header task raises out of the chord instead of
+    calling the callback, so the test calls the callback as the chord would.)"""
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    real = services.score
+
+    def score_then_lose_the_result(job, document_ids):
+        real(job, document_ids)
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(services, "score", score_then_lose_the_result)
+    tasks.retrain.apply(args=(job.pk,))
+    job.refresh_from_db()
+    assert job.status == "scoring" and not ModelVersion.objects.filter(job=job).exists()  # stuck before the rescue
+    monkeypatch.setattr(services, "score", real)
+    tasks.shard_failed.apply(args=(job.pk, job.attempt, 0))
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    assert ModelVersion.objects.filter(job=job, is_current=True).exists()
+    assert PoolScore.objects.filter(ranking_id=job.ranking_id).count() == 25
+
+    # Once the rescues are spent, the job fails and the current model stays.
+    second, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    monkeypatch.setattr(services, "score", score_then_lose_the_result)
+    tasks.retrain.apply(args=(second.pk,))
+    second.refresh_from_db()
+    tasks.shard_failed.apply(args=(second.pk, second.attempt, tasks.SHARD_RESCUES))
+    second.refresh_from_db()
+    assert second.status == "failed" and "scoring a part of the pool failed" in second.error
+    assert ModelVersion.objects.get(is_current=True).job == job

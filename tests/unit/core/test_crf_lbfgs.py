@@ -172,16 +172,19 @@ def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfs
     assert before.predict_tags(notes) == before.predict_tags_reference(notes)
 
 
-def test_the_refit_policy_fits_from_zero_periodically_and_when_the_documents_grow():
+def test_the_refit_policy_fits_from_zero_periodically_and_longer_when_the_documents_grow():
     cache = FeatureCache()
     docs = synthetic_docs(40, seed=7)
     tagger = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True, refit_every=2, refit_growth=0.5)
-    kinds = []
+    kinds, budgets = [], []
     for n in (20, 22, 24, 26, 28, 45):
+        budgets.append(tagger._warm_iterations(n))
         tagger.fit(docs[:n] if n <= 40 else docs + synthetic_docs(n - 40, seed=8))
         kinds.append(tagger.fit_kind_)
-    # cold first; two warm fits; cold (refit_every); warm; cold again (45 > 26 * 1.5 documents)
-    assert kinds == ["cold", "warm", "warm", "cold", "warm", "cold"]
+    # cold first; two warm fits; cold (refit_every); then warm, with four times the iterations once the
+    # documents have grown by half since the last cold fit (45 > 26 * 1.5)
+    assert kinds == ["cold", "warm", "warm", "cold", "warm", "warm"]
+    assert budgets[4:] == [tagger.warm_iterations, 4 * tagger.warm_iterations]
     assert CRFTagger(feature_cache=cache).fit(docs[:20]).fit(docs[:22]).fit_kind_ == "cold"  # no warm_start
 
 
