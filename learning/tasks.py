@@ -38,18 +38,22 @@ DB_RETRY_SECONDS = 5
 
 
 @shared_task(name="learning.retrain", bind=True, max_retries=DB_RETRIES)
-def retrain(self, job_id: int) -> str:
+def retrain(self, job_id: int, release: int | None = None) -> str:
     """Claim the job and train (or, when a dead attempt already trained, go on with scoring).
 
     On a transient database error the task retries (the next attempt resumes the job) rather than failing
-    the job; see the module's docstring.
+    the job; see the module's docstring. A retry whose earlier run could not give up its attempt's lease (the
+    database was still down) is sent with ``release``, that attempt: it gives the lease up first, so that it
+    takes the job at once instead of finding it held until the lease runs out.
     """
     try:
+        if release is not None:
+            jobs.release(job_id, release)
         job = jobs.claim(job_id)
     except jobs.TRANSIENT_DB_ERRORS as error:
         jobs.drop_broken_connection()
         log.warning("could not claim retrain job %s (retrying): %s", job_id, error)
-        raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
+        raise self.retry(exc=error, countdown=DB_RETRY_SECONDS, kwargs={"release": release})
     if job is None:
         return "not claimed"
     try:
@@ -66,9 +70,11 @@ def retrain(self, job_id: int) -> str:
             log.warning("retrain job %s attempt %s hit a database error (retrying): %s", job.pk, job.attempt, error)
             try:
                 jobs.release(job.pk, job.attempt)
-            except jobs.TRANSIENT_DB_ERRORS:  # still down: the lease runs out, the retry or recover_jobs resumes
+                unreleased = None
+            except jobs.TRANSIENT_DB_ERRORS:  # still down: the retry gives the lease up before it claims
                 jobs.drop_broken_connection()
-            raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
+                unreleased = job.attempt
+            raise self.retry(exc=error, countdown=DB_RETRY_SECONDS, kwargs={"release": unreleased})
         _record_failure(job, error)
         raise
     except Exception as error:  # noqa: BLE001 - every failure ends the job, the current model stays

@@ -87,6 +87,31 @@ def test_a_database_restart_mid_training_resumes_the_job_as_the_next_attempt(pro
     assert ModelVersion.objects.get(project=project, is_current=True).pk == job.model_version_id
 
 
+def test_a_retry_in_another_process_takes_the_job_although_the_database_was_down_for_the_release(
+        project, eager, monkeypatch):
+    """The database is still down when the failed run tries to give its lease up; the retry — in another
+    worker process, as with a prefork pool — gives it up before claiming, instead of finding the job held by
+    the first run until the lease runs out (a stall of minutes, until ``recover_jobs``)."""
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    train = _failing_once(services.train, then_raise=True)
+    monkeypatch.setattr(services, "train", train)
+    real_release, releases = jobs.release, []
+
+    def release_while_down(job_id, attempt):
+        releases.append(attempt)
+        if len(releases) == 1:
+            monkeypatch.setattr(jobs, "this_process", lambda: "worker-host:99999999")  # the retry runs elsewhere
+            raise OperationalError("connection failed: Connection refused")
+        real_release(job_id, attempt)
+
+    monkeypatch.setattr(jobs, "release", release_while_down)
+    monkeypatch.setattr(jobs, "owner_is_dead", lambda owner: False)  # the first run's process lives on
+    tasks.retrain.apply(args=(job.pk,))
+    job.refresh_from_db()
+    assert releases == [1, 1] and len(train.calls) == 2
+    assert job.status == "done" and job.attempt == 2 and job.error == ""
+
+
 def test_a_database_restarted_while_the_model_is_fitted_costs_no_second_fit(project, eager, monkeypatch):
     """The fit uses no table; a restart during it kills the connection unnoticed. The fitted model is kept:
     one fit, one attempt (before, the first query after the fit failed and the job trained again)."""
