@@ -20,33 +20,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
-import hashlib  # noqa: E402
 import json  # noqa: E402
-import pickle  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from learning.core.features import FEATURES_VERSION, FeatureCache  # noqa: E402
-from learning.core.taggers.crf import CRFTagger  # noqa: E402
+from learning.core.features import FeatureCache  # noqa: E402
+from model_cache import cached_crf, load  # noqa: E402
 from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
-
-
-def load_or_train(train) -> tuple[CRFTagger, float | None]:
-    fresh = CRFTagger()
-    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions))
-    digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
-    path = os.path.join(tempfile.gettempdir(), f"deidloop-bench-crf-{FEATURES_VERSION}-{digest}.pkl")
-    if os.path.exists(path):
-        with open(path, "rb") as fh:
-            return pickle.load(fh), None
-    t0 = time.perf_counter()
-    tagger = fresh.fit(train)
-    seconds = time.perf_counter() - t0
-    with open(path, "wb") as fh:
-        pickle.dump(tagger, fh)
-    return tagger, seconds
 
 
 def best_of(n: int, fn):
@@ -69,7 +50,8 @@ def main() -> None:
     if not train or not dev:
         print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
         return
-    tagger, train_seconds = load_or_train(train)
+    path, train_seconds = cached_crf(train)
+    tagger = load(path)
 
     cold_cache = FeatureCache()
     tagger.feature_cache = cold_cache

@@ -36,11 +36,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
 import argparse  # noqa: E402
-import hashlib  # noqa: E402
 import json  # noqa: E402
-import pickle  # noqa: E402
 import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Sequence  # noqa: E402
 
@@ -52,11 +49,12 @@ from corpus.span_json import write_span  # noqa: E402
 from corpus.text import tokenize  # noqa: E402
 from corpus.types import Document  # noqa: E402
 from learning.core.decoding import allowed_transitions, outside_index, phi_candidates  # noqa: E402
-from learning.core.features import FEATURES_VERSION  # noqa: E402
 from learning.core.marginals import forward_backward_log  # noqa: E402
 from learning.core.pre_annotation import MISSED_PHI_THRESHOLD, pre_annotations_many  # noqa: E402
 from learning.core.strategies import PRESETS  # noqa: E402
-from learning.core.taggers.crf import CRFTagger, _length_batches, _sentence_layout  # noqa: E402
+from learning.core.marginals import length_batches  # noqa: E402
+from learning.core.taggers.crf import CRFTagger, _sentence_layout  # noqa: E402
+from model_cache import cached_crf, load, loads  # noqa: E402
 from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 STRATEGY = PRESETS["LCUB_6"]
@@ -72,7 +70,7 @@ def reference_marginals(tagger: CRFTagger, docs: Sequence[Document]) -> list[np.
     starts, lengths = _sentence_layout(feats)
     unary = _reference_unary(tagger, feats)
     out = np.zeros_like(unary)
-    for chosen in _length_batches(lengths, 0.25, 32768):
+    for chosen in length_batches(lengths, 0.25, 32768):
         lens = lengths[chosen]
         width = int(lens.max())
         if width > 0:
@@ -245,23 +243,6 @@ def rates(n_tokens: int, seconds: dict) -> dict:
     return {stage: round(n_tokens / s) if s > 0 else None for stage, s in seconds.items()}
 
 
-def load_or_train(train) -> tuple[str, float | None]:
-    """The path of a pickled CRF trained on ``train`` (trained now unless a previous run left it)."""
-    fresh = CRFTagger()
-    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions))
-    digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
-    path = os.path.join(tempfile.gettempdir(), f"deidloop-bench-crf-{FEATURES_VERSION}-{digest}.pkl")
-    if os.path.exists(path):
-        return path, None
-    t0 = time.perf_counter()
-    tagger = fresh.fit(train)
-    seconds = time.perf_counter() - t0
-    with open(path + ".part", "wb") as fh:
-        pickle.dump(tagger, fh)
-    os.replace(path + ".part", path)
-    return path, seconds
-
-
 def pool_shard(size: int, seed: int) -> list[Document]:
     texts = [d.text for d in read_split("dev") + read_split("train")]
     chosen = sorted(np.random.default_rng(seed).choice(len(texts), size=min(size, len(texts)), replace=False).tolist())
@@ -274,7 +255,7 @@ def cold_child(args) -> None:
     with open(args.model, "rb") as fh:
         blob = fh.read()
     t0 = time.perf_counter()
-    tagger = pickle.loads(blob)
+    tagger = loads(blob, name=args.model)
     seconds = {"unpickle": time.perf_counter() - t0}
     t0 = time.perf_counter()
     tagger.features(docs)
@@ -329,13 +310,13 @@ def main() -> None:
     if not train:
         print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
         return
-    args.model, train_seconds = load_or_train(train)
+    model, train_seconds = cached_crf(train)
+    args.model = str(model)
     docs = pool_shard(args.shard, args.seed)
 
     # Cold first (a fresh interpreter per path), then warm in this process: the paths alternate, best of each.
     cold_new, cold_reference = cold(args, "new"), cold(args, "reference")
-    with open(args.model, "rb") as fh:
-        tagger = pickle.load(fh)
+    tagger = load(model)
     tagger.features(docs)
     results: dict[str, dict] = {}
     best: dict[str, dict[str, float]] = {"new": {}, "reference": {}}
