@@ -25,6 +25,9 @@ class Project(models.Model):
     language = models.CharField(max_length=16, default="es")
     schema_preset = models.CharField(max_length=32, choices=SCHEMA_CHOICES, default=CUSTOM)
     labels = models.JSONField(default=list, help_text="The PHI types annotators may use, in display order.")
+    # How the workbench shows each label: {label: {"colour": "#rrggbb", "key": "1"}}. A label left out takes
+    # the colour and digit of its position (annotator.schemas.label_styles).
+    label_styles = models.JSONField(default=dict, blank=True, help_text="label -> its colour and shortcut key")
     allow_overlap = models.BooleanField(default=False, help_text="May spans overlap one another?")
     tagger = models.JSONField(default=default_tagger_config)
     strategy = models.CharField(max_length=32, default="LCUB_6")
@@ -302,6 +305,9 @@ class ImportJob(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     format = models.CharField(max_length=16)
     evaluation = models.BooleanField(default=False)
+    evaluation_share = models.FloatField(
+        default=0.0, help_text="the share of the new records set aside at random as the evaluation set",
+    )
     unannotated = models.BooleanField(default=False)
     filenames = models.JSONField(default=list, blank=True, help_text="the uploaded files' names, as sent")
     staged_path = models.CharField(max_length=500, blank=True, help_text="the staged upload the worker reads")
