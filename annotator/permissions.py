@@ -72,6 +72,17 @@ def role_in(*, user, project: Project | int) -> str | None:
     return Membership.objects.filter(project_id=project_id, user=user).values_list("role", flat=True).first()
 
 
+def administers_site(user) -> bool:
+    """Site administrators (superusers: admins of every project) manage the site's accounts."""
+    return bool(getattr(user, "is_authenticated", False) and user.is_active and user.is_superuser)
+
+
+def require_site_admin(user) -> None:
+    """403 with the reason for anyone signed in who does not administer the site."""
+    if not administers_site(user):
+        raise PermissionDenied("only a site administrator may manage the site's accounts")
+
+
 def role_allows(role: str | None, action: Can) -> bool:
     return role is not None and role in RULES[action]
 

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from itertools import groupby
 
-from django.db.models import Count, Q, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from annotator.models import Annotation, AuditEvent, Document, PoolScore, Project
+from annotator.models import Annotation, AuditEvent, Document, Membership, PoolScore, Project
 from annotator.permissions import Can, role_allows, role_in
 from corpus.adjudication import agreed_spans
 from corpus.adjudication import conflicts as find_conflicts
@@ -388,3 +389,19 @@ def adjudication_payload(*, document: Document, user) -> dict:
         "next_document": following,
         "remaining": remaining.count(),
     }
+
+
+def project_members(*, project: Project) -> QuerySet:
+    """The project's memberships with their users, leads and admins first."""
+    order = {Membership.Role.ADMIN: 0, Membership.Role.LEAD: 1, Membership.Role.ADJUDICATOR: 2,
+             Membership.Role.ANNOTATOR: 3}
+    rank = Case(*[When(role=role, then=Value(position)) for role, position in order.items()],
+                output_field=IntegerField())
+    return (project.memberships.select_related("user", "user__deidloop_account")
+            .annotate(role_rank=rank).order_by("role_rank", "user__username"))
+
+
+def site_accounts() -> QuerySet:
+    """Every account with how many projects it belongs to, by username."""
+    return (get_user_model().objects.select_related("deidloop_account")
+            .annotate(project_count=Count("memberships")).order_by("username"))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotator.views import adjudication, audit, imports, projects
+from annotator.views import adjudication, audit, imports, members, projects
 
 app_name = "annotator"
 urlpatterns = [
@@ -13,6 +13,13 @@ urlpatterns = [
     path("projects/<int:project_id>/annotate/<int:document_id>/", projects.annotate, name="annotate"),
     path("projects/<int:project_id>/adjudication/", adjudication.adjudication_queue_page, name="adjudication-queue"),
     path("projects/<int:project_id>/adjudication/<int:document_id>/", adjudication.adjudicate, name="adjudicate"),
+    path("projects/<int:project_id>/members/", members.members, name="members"),
+    path("projects/<int:project_id>/members/new/", members.member_create, name="member-create"),
+    path("projects/<int:project_id>/members/<int:user_id>/", members.member_change, name="member-change"),
+    path("users/", members.users, name="users"),
+    path("users/<int:user_id>/active/", members.user_active, name="user-active"),
+    path("users/<int:user_id>/password/", members.user_password, name="user-password"),
+    path("invitation/<str:uidb64>/<str:token>/", members.invitation, name="invitation"),
     path("projects/<int:project_id>/audit/", audit.audit_log, name="audit"),
     path("projects/<int:project_id>/audit.csv", audit.audit_csv, name="audit-csv"),
 ]

@@ -131,6 +131,33 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # The fixture's job has no result file: nothing to download, even for those who may.
     ("deid:deidentify-download", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
                                           "other": (LOGIN, 404, 404, 404, 404, 404)},
+    # The members page and its changes: for the project's leads and admins. Empty forms answer 400 with the
+    # reason; a member-change URL names the annotator (in B, B's annotator).
+    ("annotator:members", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
+                                   "other": (LOGIN, 404, 404, 404, 404, 200)},
+    ("annotator:members", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                    "other": (LOGIN, 404, 404, 404, 404, 400)},
+    ("annotator:member-create", "GET"): {"own": (LOGIN, 405, 405, 405, 405, 405),
+                                         "other": (LOGIN, 405, 405, 405, 405, 405)},
+    ("annotator:member-create", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                          "other": (LOGIN, 404, 404, 404, 404, 400)},
+    ("annotator:member-change", "GET"): {"own": (LOGIN, 405, 405, 405, 405, 405),
+                                         "other": (LOGIN, 405, 405, 405, 405, 405)},
+    ("annotator:member-change", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                          "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # The site's accounts: site administrators only (403 with the reason for everyone else signed in). The
+    # URLs name B's annotator, whom no column signs in as; a reset shows the new password (200), an empty
+    # activation form is 400.
+    ("annotator:users", "GET"): {ANY: (LOGIN, 403, 403, 403, 403, 200)},
+    ("annotator:user-active", "GET"): {ANY: (LOGIN, 405, 405, 405, 405, 405)},
+    ("annotator:user-active", "POST"): {ANY: (LOGIN, 403, 403, 403, 403, 400)},
+    ("annotator:user-password", "GET"): {ANY: (LOGIN, 405, 405, 405, 405, 405)},
+    ("annotator:user-password", "POST"): {ANY: (LOGIN, 403, 403, 403, 403, 200)},
+    # An invitation needs no login; a link that is not a valid invitation is 404 for everyone.
+    ("annotator:invitation", "GET"): {"own": (404, 404, 404, 404, 404, 404),
+                                      "other": (404, 404, 404, 404, 404, 404)},
+    ("annotator:invitation", "POST"): {"own": (404, 404, 404, 404, 404, 404),
+                                       "other": (404, 404, 404, 404, 404, 404)},
     # --- accounts --------------------------------------------------------------------------------------------
     ("login", "GET"): {ANY: (200, 200, 200, 200, 200, 200)},
     ("logout", "GET"): {ANY: (LOGIN, 405, 405, 405, 405, 405)},
@@ -331,6 +358,14 @@ def _kwargs(name: str, wanted: frozenset[str], objects: Objects | None) -> dict:
             values[key] = objects.deid_job.pk
         elif key == "job_id":
             values[key] = objects.job.pk
+        elif key == "user_id" and objects is None:  # an account of the site, not of a project
+            values[key] = get_user_model().objects.get(username="bert").pk
+        elif key == "user_id":
+            values[key] = objects.annotation.annotator_id
+        elif key == "uidb64":
+            values[key] = "MQ"
+        elif key == "token":
+            values[key] = "not-an-invitation"
         elif key == "pk" and name == "project-detail":
             values[key] = objects.project.pk
         elif key == "pk" and name == "project-document-detail":
@@ -360,7 +395,7 @@ def _outcome(response) -> int | str:
 
 
 def _is_object_kwarg(key: str) -> bool:
-    return key not in {"format"}
+    return key not in {"format", "user_id"}
 
 
 @pytest.mark.parametrize("row", list(EXPECTED), ids=lambda row: f"{row[1]} {row[0]}")
