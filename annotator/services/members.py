@@ -114,7 +114,7 @@ def _locked(project: Project) -> Project:
 def add_member(*, project: Project, by, username: str, role: str) -> Membership:
     """Add an existing, active account to the project with ``role``."""
     project = _locked(project)
-    user = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username.strip()}).first()
+    user = _account_named(username.strip())
     if user is None:
         raise MemberError(f"there is no user named {username.strip()!r}: create the account instead",
                           field="username")
@@ -125,6 +125,15 @@ def add_member(*, project: Project, by, username: str, role: str) -> Membership:
         raise MemberError(f"{user.get_username()} is a member already: change their role below", field="username")
     _check_role_change(project=project, by=by, member=user, old_role=None, new_role=role)
     return set_membership(project=project, user=user, role=role)
+
+
+def _account_named(username: str):
+    """The account of that name: spelt exactly, else in any letter case when only one account matches."""
+    exact = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+    if exact is not None:
+        return exact
+    matches = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username})[:2])
+    return matches[0] if len(matches) == 1 else None
 
 
 @transaction.atomic
@@ -257,8 +266,12 @@ def set_active(*, by, user_id: int, active: bool):
     if not active:
         end_sessions(user=user)
         project_ids = list(Membership.objects.filter(user=user).values_list("project_id", flat=True))
-        transaction.on_commit(lambda: [close_member_sockets(project_id=project_id, user_id=user.pk)
-                                       for project_id in project_ids])
+
+        def close_sockets() -> None:
+            for project_id in project_ids:
+                close_member_sockets(project_id=project_id, user_id=user.pk)
+
+        transaction.on_commit(close_sockets)
     record_event(user=by, action=AuditEvent.Action.EDIT, obj=user, detail={
         "account": user.get_username(), "change": "activated" if active else "deactivated",
     })

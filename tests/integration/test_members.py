@@ -25,7 +25,7 @@ from annotator.services.members import (
     reset_password,
     set_active,
 )
-from annotator.services.projects import set_membership
+from annotator.services.projects import create_project, set_membership
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()
@@ -305,3 +305,31 @@ def test_an_unknown_role_is_refused(users, projects):
     with pytest.raises(MemberError, match="unknown role"):
         change_role(project=a, by=users["lead"], member_id=users["outsider"].pk, role="boss")
     assert _roles(a)["otto"] == ANNOTATOR
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_leads_demoting_each_other_at_once_leave_one_lead():
+    """Each lead demotes the other at the same moment, thirty rounds: one change wins, the other is refused
+    (the last lead), never both."""
+    from tests.integration.test_races import race
+
+    lea, leo = (User.objects.create_user(name) for name in ("lea", "leo"))
+    project = create_project(name="Race", schema="MEDDOCAN", created_by=lea)
+
+    def prepare(_round):
+        set_membership(project=project, user=lea, role=LEAD)
+        set_membership(project=project, user=leo, role=LEAD)
+        return {}
+
+    def check(_scene, outcomes):
+        leads = list(project.memberships.filter(role=LEAD).values_list("user__username", flat=True))
+        refused = [outcome for outcome in outcomes if isinstance(outcome, MemberError)]
+        if len(leads) != 1 or len(refused) != 1:
+            return f"leads left {leads}, outcomes {outcomes}"
+        return None
+
+    broken = race(prepare=prepare, check=check, rounds=30, contenders=[
+        lambda _scene: change_role(project=project, by=lea, member_id=leo.pk, role=ANNOTATOR),
+        lambda _scene: change_role(project=project, by=leo, member_id=lea.pk, role=ANNOTATOR),
+    ])
+    assert broken == []
