@@ -1,5 +1,5 @@
 """Every Celery task of learning: retrain a project, score its pool in shards (a chord), publish, recover;
-run a simulation; compute stylometric clusters.
+fit a base model from zero beside the loop; run a simulation; compute stylometric clusters.
 
 Every task is idempotent: ``retrain`` claims the job in the database before working on it, and shard and
 publish tasks carry the attempt they belong to, so a message delivered twice, or one left over from an
@@ -25,7 +25,7 @@ from celery.signals import worker_init, worker_ready
 from django.db import connections
 
 from annotator.selectors import submission_count
-from learning.services import jobs, retrain as services
+from learning.services import cold_refit, jobs, retrain as services
 from learning.models import Clustering, ModelVersion, RetrainJob
 from learning.selectors.loop import scored_so_far
 
@@ -129,6 +129,8 @@ def publish(job_id: int, attempt: int) -> int | None:
     follow = jobs.after_end(version.job)
     if follow is not None:
         enqueue(follow)
+    if (version.job.result.get("fit") or {}).get("cold_fit_due"):  # once this ranking is served, not before
+        refit.delay(version.job.project_id)
     return version.pk
 
 
@@ -152,6 +154,14 @@ def shard_failed(job_id: int, attempt: int, rescues: int = 0) -> None:
         _score_then_publish(job, shards, rescues + 1)
         return
     jobs.fail(job_id, attempt, "scoring a part of the pool failed (see the worker's log)")
+
+
+@shared_task(name="learning.refit")
+def refit(project_id: int) -> str:
+    """Fit the project's tagger from zero, at a low priority, for its next retrain to continue from (a
+    repeated or concurrent message finds the base waiting, or the refit under way, and does nothing)."""
+    artifact = cold_refit.fit_base(project_id)
+    return "nothing to do" if artifact is None else "base fitted"
 
 
 @shared_task(name="learning.recover_jobs")

@@ -29,7 +29,7 @@ _ALIASES = {"bilstm-crf": "flair", "bilstm_crf": "flair", "bilstmcrf": "flair"}
 
 #: What the live loop sets unless a project says otherwise: a CRF retrain continues from the current model.
 #: The dashboard's simulations use the same, so their curves are what the loop would produce.
-LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"crf": {"warm_start": True}}
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"crf": {"warm_start": True, "cold_refit": "background"}}
 
 
 class UnknownTaggerError(ValueError):

@@ -129,8 +129,11 @@ def _summarise(
 
 def _refit(tagger: Any, tagger_factory: Callable[[], Any], docs: Sequence[Document]) -> Any:
     """The next round's model: as the live loop makes it, continuing from ``tagger`` when the tagger starts
-    warm (a copy: the first model is shared by every strategy), fitted from zero otherwise."""
-    if not getattr(tagger, "warm_start", False):
+    warm (a copy: the first model is shared by every strategy), fitted from zero otherwise — and when the
+    tagger's refit policy asks for a cold fit, which the live loop runs beside the loop and continues from at
+    the next retrain (here one round sooner: a simulation waits for no one)."""
+    due = getattr(tagger, "cold_fit_due", None)
+    if not getattr(tagger, "warm_start", False) or (due is not None and due(len(docs))):
         return tagger_factory().fit(docs)
     following = copy.copy(tagger)
     following.feature_cache = tagger.feature_cache  # a copy drops the process cache with the pickled state

@@ -1,10 +1,21 @@
 """Reads of the learning app: the state of a project's loop as its lead sees it."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from annotator.models import Project
 from annotator.selectors import project_overview, ranking_top, scored_document_ids, submission_count
+from learning.core.registry import live_params, tagger_factory
 from learning.models import ModelVersion, RetrainJob, SilverSentence
 from learning.selectors.measured_costs import cost_fits
+
+
+def loop_tagger(project: Project, *, seed: int = 0) -> tuple[str, dict[str, Any], Callable[[], Any]]:
+    """The tagger a project's loop trains: its kind, the project's own parameters, and a factory of fresh
+    taggers with those over the live loop's defaults (and the project's gazetteers, for a CRF)."""
+    kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
+    extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
+    return kind, params, tagger_factory(kind, seed=seed, **live_params(kind, params), **extra)
 
 
 def scored_so_far(job: RetrainJob) -> int:

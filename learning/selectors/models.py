@@ -7,7 +7,7 @@ from typing import Any
 
 from annotator.models import Project
 from learning.models import ModelVersion
-from learning.services.retrain import load_model
+from learning.services.model_store import load_model
 
 
 def current_model(project: Project) -> ModelVersion | None:

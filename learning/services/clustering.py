@@ -7,7 +7,7 @@ The newest finished clustering is the project's; a newer one replaces the older 
 through ``learning.selectors.clusters``.
 
 The current model's scores per cluster are computed here, where a model may be loaded (verified first, see
-``learning.services.retrain.load_model``): when a clustering finishes and when a new model is published. They
+``learning.services.model_store.load_model``): when a clustering finishes and when a new model is published. They
 are stored on the clustering, so that the page only reads them.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from learning.core.artifacts import ArtifactRejected
 from learning.core.metrics import evaluate
 from learning.models import Clustering, ModelVersion
 from learning.selectors import clusters as cluster_selectors
-from learning.services.retrain import load_model
+from learning.services.model_store import load_model
 
 log = logging.getLogger(__name__)
 

@@ -10,23 +10,21 @@ interrupted retrain leaves the current model and ranking in place.
 ``train_and_rank`` runs all stages in this process (the command line and the first start use it);
 ``learning.tasks`` runs them on Celery workers, the pool scored in shards.
 
-Saved models are pickles, signed with a key of their project (:func:`artifact_key`) and verified before they
-are unpickled (``learning.core.artifacts``): a file changed on disk is refused, never run. A retrain whose
-previous model is refused compares without it and records why; a job whose own model is refused fails, and
-the current model and ranking stay in place.
+Saved models (``learning.services.model_store``) are signed with a key of their project and verified before
+they are unpickled: a file changed on disk is refused, never run. A retrain whose previous model is refused
+compares without it and records why; a job whose own model is refused fails, and the current model and
+ranking stay in place.
+
+A retrain of the live loop's CRF continues from the current model, or from the base that a cold refit beside
+the loop left for it (``learning.services.cold_refit``); it says in its result when a cold fit is due.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import os
-from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -42,12 +40,13 @@ from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
 from learning.core.pre_annotation import pre_annotations_many
-from learning.core.registry import live_params, tagger_factory
 from learning.core.strategies import Strategy
 from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
 from learning.models import ModelVersion, RetrainJob, SilverSentence
+from learning.selectors.loop import loop_tagger
 from learning.selectors.measured_costs import project_strategy
-from learning.services import jobs
+from learning.services import cold_refit, jobs, model_store
+from learning.services.model_store import load_model
 from learning.services.ordering import ranking_order
 
 log = logging.getLogger(__name__)
@@ -72,16 +71,14 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     if not gold:
         raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
-    kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
-    extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
-    factory = tagger_factory(kind, seed=seed, **live_params(kind, params), **extra)
+    kind, params, factory = loop_tagger(project, seed=seed)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
 
-    unlabelled, policy = None, {}
+    unlabelled, policy, continued = None, {}, "nothing"
     if project.self_training and len(gold) >= 2:
         unlabelled, policy = _self_training_inputs(project, seed)
     else:
-        previous = _current_tagger_to_continue(project, factory)
+        continued, previous = _tagger_to_continue(project, factory)
         if previous is not None:
             factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
     # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
@@ -112,13 +109,13 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
             recall_bias["metrics"] = model.recall_bias_metrics
 
     strategy, strategy_note = project_strategy(project)
-    artifact = _save(job, tagger)
+    artifact = model_store.save_job_model(job, tagger)
     pool_ids = unlabelled_pool_ids(project=project)
     n_tokens = sum(len(tokens) for tokens in tagger.tokens(gold))  # the fit's own, not tokenized again
     with transaction.atomic():
         locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
         if locked.attempt != job.attempt:
-            Path(artifact).unlink(missing_ok=True)
+            model_store.delete(artifact)
             raise jobs.Superseded(job.pk)
         ranking = stage_ranking(project=project, strategy=strategy.name,
                                 strategy_params={**strategy.params, **strategy_note})
@@ -130,8 +127,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
                          **strategy_note},
             "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
             "tagger": {"kind": kind, "params": params}, "seed": seed, "warnings": warnings,
-            "fit": {"kind": getattr(tagger, "fit_kind_", "cold"), "iterations": getattr(tagger, "fit_iterations_", None),
-                    "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0)},
+            "fit": _fit_summary(tagger, continued, len(gold)),
         }
         locked.artifact = str(artifact)
         locked.ranking_id = ranking.pk
@@ -155,7 +151,7 @@ def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, 
     A current model whose file fails verification is not loaded: the retrain goes on without the comparison
     and says why in ``warnings`` (kept on the job's result)."""
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
-    if current is None or not current.artifact or not Path(current.artifact).exists():
+    if current is None or not model_store.exists(current.artifact):
         return None
     try:
         previous = load_model(current.artifact, project_id=project.pk).predict(evaluation)
@@ -169,33 +165,40 @@ def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, 
     return {"previous": current.pk, **mcnemar_tokens(evaluation, predicted, previous, eval_tokens)}
 
 
-def _current_tagger_to_continue(project: Project, factory) -> Any | None:
-    """The project's current model, freshly read, when the tagger the project asks for can continue from it:
-    it starts warm (``warm_start``), is of the same kind, and has the same settings. None otherwise, and the
-    retrain fits from zero."""
+def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
+    """What the retrain continues from, when the tagger the project asks for starts warm (``warm_start``):
+    the base a cold refit left for it (``"base"``), else the project's current model, freshly read, when it is
+    of the same kind and settings (``"current"``); ``("nothing", None)`` otherwise, and the fit starts from
+    zero."""
     fresh = factory()
     if not getattr(fresh, "warm_start", False):
-        return None
+        return "nothing", None
+    base = cold_refit.take_base(project.pk, fresh)
+    if base is not None:
+        return "base", base
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
-    if current is None or not current.artifact or not Path(current.artifact).exists():
-        return None
+    if current is None or not model_store.exists(current.artifact):
+        return "nothing", None
     try:
-        previous = artifacts.read(current.artifact, key=artifact_key(project.pk))
+        previous = model_store.read(current.artifact, project_id=project.pk)
     except Exception as error:  # noqa: BLE001 - a model that cannot be read is not continued from
         log.warning("model %s of project %s is not continued from: %s", current.pk, project.pk, error)
-        return None
-    try:
-        same = type(previous) is type(fresh) and _settings(previous) == _settings(fresh)
-    except AttributeError:  # saved by a version whose tagger had other parameters
-        same = False
-    if not same:
-        return None
+        return "nothing", None
+    if not cold_refit.same_settings(previous, fresh):
+        return "nothing", None
     previous.feature_cache = fresh.feature_cache
-    return previous
+    return "current", previous
 
 
-def _settings(tagger: Any) -> dict[str, Any]:
-    return {name: value for name, value in tagger.get_params().items() if name != "feature_cache"}
+def _fit_summary(tagger: Any, continued: str, n_documents: int) -> dict[str, Any]:
+    """How the model was fitted (cold or warm, from what, in how many iterations) and whether its refit
+    policy asks for a cold fit beside the loop now."""
+    due = getattr(tagger, "cold_fit_due", None)
+    return {"kind": getattr(tagger, "fit_kind_", "cold"), "iterations": getattr(tagger, "fit_iterations_", None),
+            "continued_from": continued if getattr(tagger, "fit_kind_", "cold") == "warm" else "nothing",
+            "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0),
+            "cold_fit_due": bool(due is not None and getattr(tagger, "cold_refit", "inline") == "background"
+                                 and due(n_documents))}
 
 
 def unscored_shards(job: RetrainJob) -> list[list[int]]:
@@ -241,37 +244,6 @@ def _silver_rows(silver: Sequence[CorpusDocument]) -> list[list[Any]]:
         rows.append([document_id, offset, offset + len(sentence.text),
                      [write_span(s, shift=offset) for s in sentence.spans]])
     return rows
-
-
-def artifact_key(project_id: int) -> bytes:
-    """The key that signs a project's saved models: derived from the deployment's SECRET_KEY, one per project,
-    so a model file of one project is refused as another's."""
-    return hmac.new(settings.SECRET_KEY.encode(), f"model-artifact:{project_id}".encode(), hashlib.sha256).digest()
-
-
-def _save(job: RetrainJob, tagger: Any) -> Path:
-    """Write the trained tagger, signed, where every worker can read it (mode 0600; atomically: a reader never
-    sees half)."""
-    # One file per attempt: an attempt that was taken over must not overwrite its successor's model.
-    path = Path(settings.DATA_DIR) / "models" / f"job-{job.pk}-{job.attempt}.pickle"
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return artifacts.write(path, tagger, key=artifact_key(job.project_id))
-
-
-_TAGGERS: OrderedDict[tuple[str, int], Any] = OrderedDict()
-
-
-def load_model(path: str, *, project_id: int) -> Any:
-    """A saved tagger of ``project_id``, unpickled only once its signature checks out (raises
-    ``learning.core.artifacts.ArtifactRejected`` otherwise); kept in memory for the next shard of the same job
-    (two at most per process)."""
-    cached = (path, project_id)
-    if cached not in _TAGGERS:
-        _TAGGERS[cached] = artifacts.read(path, key=artifact_key(project_id))
-        while len(_TAGGERS) > 2:
-            _TAGGERS.popitem(last=False)
-    _TAGGERS.move_to_end(cached)
-    return _TAGGERS[cached]
 
 
 # Scoring ----------------------------------------------------------------------------------------------------
@@ -344,7 +316,7 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         job.finished_at = timezone.now()
         job.owner = ""
         job.save(update_fields=["status", "model_version", "finished_at", "owner"])
-    _prune_artifacts(job.project_id)
+    model_store.prune(job.project_id)
     _score_clusters(job.project_id)
     f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(
@@ -365,18 +337,6 @@ def _score_clusters(project_id: int) -> None:
         store_cluster_scores(project=Project.objects.get(pk=project_id))
     except Exception:  # noqa: BLE001 - the model is published; the clusters page says the scores are missing
         log.exception("could not score the clusters of project %s with its new model", project_id)
-
-
-#: Saved models kept per project (the current one and the ones before it, for comparisons).
-KEEP_ARTIFACTS = 3
-
-
-def _prune_artifacts(project_id: int) -> None:
-    """Delete the files of older models; their metrics stay (they are the learning curve)."""
-    old = ModelVersion.objects.filter(project_id=project_id).exclude(artifact="").order_by("-created_at", "-pk")
-    for version in old[KEEP_ARTIFACTS:]:
-        Path(version.artifact).unlink(missing_ok=True)
-        ModelVersion.objects.filter(pk=version.pk).update(artifact="")
 
 
 # All in this process ---------------------------------------------------------------------------------------

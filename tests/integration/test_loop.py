@@ -206,3 +206,29 @@ def test_a_worker_killed_while_scoring_does_not_hold_up_the_job(loop_project, wo
     ranking = Ranking.objects.get(project=project, is_current=True)
     scored = list(PoolScore.objects.filter(ranking=ranking).values_list("document_id", flat=True))
     assert sorted(scored) == sorted(i for shard in shards for i in shard)  # the whole pool, each once
+
+
+def test_a_cold_fit_due_runs_on_the_worker_after_publishing_and_the_next_retrain_starts_from_it(
+        loop_project, users, api_as, tmp_path, worker_factory):
+    project, gold = loop_project
+    project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
+    project.save(update_fields=["tagger"])
+    first = train_and_rank(project=project)
+    worker = worker_factory(processes=2)
+    client = api_as(users["annotator"])
+    bases = tmp_path / "data" / "models"  # the worker's own data folder
+
+    for _ in range(project.batch_size):
+        _annotate_one(client, project.pk, gold)
+    second = _wait(lambda: ModelVersion.objects.filter(project=project, is_current=True).exclude(pk=first.pk)
+                   .first(), 120, worker, "the second model")
+    assert RetrainJob.objects.get(model_version=second).result["fit"]["cold_fit_due"] is True
+    _wait(lambda: list(bases.glob(f"project-{project.pk}-base-*.pickle")), 120, worker, "a base fitted from zero")
+
+    for _ in range(project.batch_size):
+        _annotate_one(client, project.pk, gold)
+    third = _wait(lambda: ModelVersion.objects.filter(project=project, is_current=True)
+                  .exclude(pk__in=[first.pk, second.pk]).first(), 120, worker, "the third model")
+    fit = RetrainJob.objects.get(model_version=third).result["fit"]
+    assert (fit["kind"], fit["continued_from"], fit["warm_fits_since_cold"]) == ("warm", "base", 1)
+    assert third.n_documents == 12 + 6 and not list(bases.glob(f"project-{project.pk}-base-*.pickle"))

@@ -23,7 +23,7 @@ from learning.core.artifacts import ArtifactRejected
 from learning.models import Clustering, ModelVersion, RetrainJob
 from learning.selectors import clusters as selectors
 from learning.services import clustering as clustering_service
-from learning.services import jobs, retrain
+from learning.services import jobs, model_store, retrain
 
 SPANISH = generate_notes(12, seed=1)
 ENGLISH = generate_notes(12, seed=2, language="en")
@@ -104,7 +104,7 @@ def test_the_bilstm_crf_loader_refuses_a_forged_file(tmp_path):
 @pytest.fixture
 def project(users, settings, tmp_path):
     settings.DATA_DIR = tmp_path / "data"
-    retrain._TAGGERS.clear()
+    model_store._TAGGERS.clear()
     project = create_project(name="Artifacts", schema="MEDDOCAN", labels=LABELS, created_by=users["lead"])
     set_membership(project=project, user=users["annotator"], role=Membership.Role.ANNOTATOR)
     for notes in (SPANISH, ENGLISH):
@@ -112,7 +112,7 @@ def project(users, settings, tmp_path):
         import_documents(project=project, documents=notes[4:7], annotated=True, evaluation=True)
         import_documents(project=project, documents=notes[7:], annotated=False)
     yield project
-    retrain._TAGGERS.clear()
+    model_store._TAGGERS.clear()
 
 
 pytestmark = pytest.mark.django_db
@@ -123,11 +123,11 @@ def test_a_model_is_saved_0600_and_signed_with_its_projects_key(project):
     path = Path(version.artifact)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    tagger = artifacts.read(path, key=retrain.artifact_key(project.pk))
+    tagger = artifacts.read(path, key=model_store.artifact_key(project.pk))
     assert tagger.labels_ == version.job.result["labels"]
     with pytest.raises(ArtifactRejected):
-        artifacts.read(path, key=retrain.artifact_key(project.pk + 1))  # another project's key
-    assert retrain.artifact_key(project.pk) != retrain.artifact_key(project.pk + 1)
+        artifacts.read(path, key=model_store.artifact_key(project.pk + 1))  # another project's key
+    assert model_store.artifact_key(project.pk) != model_store.artifact_key(project.pk + 1)
 
 
 @pytest.mark.parametrize("keep_trailer", [True, False], ids=["swapped-payload", "bare-pickle"])
@@ -135,7 +135,7 @@ def test_the_next_retrain_refuses_a_forged_current_model_and_goes_on_without_it(
     marker = tmp_path / "marker"
     first = retrain.train_and_rank(project=project)
     forged(Path(first.artifact), marker, keep_trailer=keep_trailer)
-    retrain._TAGGERS.clear()  # a fresh worker process: nothing of the file is in memory
+    model_store._TAGGERS.clear()  # a fresh worker process: nothing of the file is in memory
 
     second = retrain.train_and_rank(project=project)
 
@@ -156,7 +156,7 @@ def test_scoring_refuses_a_forged_job_model_and_the_current_model_stays(project,
     retrain.train(claimed)
     claimed.refresh_from_db()
     forged(Path(claimed.artifact), marker, keep_trailer=True)
-    retrain._TAGGERS.clear()
+    model_store._TAGGERS.clear()
 
     with pytest.raises(ArtifactRejected):
         retrain.score(claimed, [d.pk for d in project.documents.filter(role="pool", status="pool")])
@@ -169,7 +169,7 @@ def test_cluster_scores_refuse_a_forged_model_and_the_page_says_so(project, tmp_
     marker = tmp_path / "marker"
     version = retrain.train_and_rank(project=project)
     forged(Path(version.artifact), marker, keep_trailer=True)
-    retrain._TAGGERS.clear()
+    model_store._TAGGERS.clear()
 
     clustering = clustering_service.compute_clustering(project)
 

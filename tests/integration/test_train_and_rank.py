@@ -77,3 +77,60 @@ def test_a_retrain_continues_from_the_current_model_unless_the_settings_changed(
     project.save(update_fields=["tagger"])
     third = train_and_rank(project=project)
     assert RetrainJob.objects.get(model_version=third).result["fit"]["kind"] == "cold"
+
+
+def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues_from_it(seeded):
+    from learning import tasks
+    from learning.services import model_store
+
+    project, _ = seeded
+    project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
+    project.save(update_fields=["tagger"])
+    notes = generate_notes(50, seed=8)[40:]
+    first = train_and_rank(project=project)
+    import_documents(project=project, documents=notes[:3], annotated=True)
+    second = train_and_rank(project=project)
+    fit = RetrainJob.objects.get(model_version=second).result["fit"]
+    # The retrain stayed warm although its policy asks for a cold fit after one warm fit: it says so instead.
+    assert (fit["kind"], fit["continued_from"], fit["cold_fit_due"]) == ("warm", "current", True)
+    assert RetrainJob.objects.get(model_version=first).result["fit"]["cold_fit_due"] is False
+
+    assert tasks.refit(project.pk) == "base fitted"
+    [base] = model_store.base_models(project.pk)
+    assert model_store.read(base, project_id=project.pk).fit_kind_ == "cold"
+    assert tasks.refit(project.pk) == "nothing to do" and model_store.base_models(project.pk) == [base]
+
+    import_documents(project=project, documents=notes[3:6], annotated=True)
+    third = train_and_rank(project=project)
+    fit = RetrainJob.objects.get(model_version=third).result["fit"]
+    assert (fit["kind"], fit["continued_from"], fit["warm_fits_since_cold"]) == ("warm", "base", 1)
+    assert third.n_documents == 21 and third.metrics["entity"]["f1"] > 0.6
+    assert model_store.base_models(project.pk) == []  # a base starts one retrain
+
+
+def test_a_base_changed_on_disk_or_of_other_settings_is_dropped_unused(seeded):
+    from learning import tasks
+    from learning.services import model_store
+
+    project, _ = seeded
+    project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
+    project.save(update_fields=["tagger"])
+    notes = generate_notes(50, seed=8)[40:]
+    train_and_rank(project=project)
+    # A base left by a refit: tampered with, it is refused and the retrain continues from the current model.
+    model_store.save_base(project.pk, "not a tagger")
+    [base] = model_store.base_models(project.pk)
+    with open(base, "r+b") as handle:
+        handle.write(b"X")
+    import_documents(project=project, documents=notes[:3], annotated=True)
+    version = train_and_rank(project=project)
+    assert RetrainJob.objects.get(model_version=version).result["fit"]["continued_from"] == "current"
+    assert model_store.base_models(project.pk) == []
+
+    assert tasks.refit(project.pk) == "base fitted"
+    project.tagger = {"kind": "crf", "params": {"refit_every": 1, "c2": 0.2}}  # settings changed meanwhile
+    project.save(update_fields=["tagger"])
+    import_documents(project=project, documents=notes[3:6], annotated=True)
+    version = train_and_rank(project=project)
+    assert RetrainJob.objects.get(model_version=version).result["fit"]["kind"] == "cold"
+    assert model_store.base_models(project.pk) == []

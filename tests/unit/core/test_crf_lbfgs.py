@@ -188,6 +188,26 @@ def test_the_refit_policy_fits_from_zero_periodically_and_longer_when_the_docume
     assert CRFTagger(feature_cache=cache).fit(docs[:20]).fit(docs[:22]).fit_kind_ == "cold"  # no warm_start
 
 
+def test_with_cold_refits_in_the_background_the_fit_stays_warm_and_says_a_cold_fit_is_due():
+    cache = FeatureCache()
+    docs = synthetic_docs(40, seed=7)
+    tagger = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True, refit_every=2, refit_growth=0.5,
+                       cold_refit="background")
+    kinds, due = [], []
+    for n in (20, 22, 24, 26):
+        tagger.fit(docs[:n])
+        kinds.append(tagger.fit_kind_)
+        due.append(tagger.cold_fit_due(n + 2))
+    assert kinds == ["cold", "warm", "warm", "warm"]  # never cold in the fit once there is a model
+    assert due == [False, False, True, True] and tagger.warm_fits_ == 3
+    # Documents grown by half since the last cold fit make one due as well, warm fits or not.
+    fresh = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True, cold_refit="background").fit(docs[:20])
+    assert not fresh.cold_fit_due(30) and fresh.cold_fit_due(31)
+    assert not CRFTagger(feature_cache=cache).fit(docs[:20]).cold_fit_due(40)  # no warm_start: every fit is cold
+    with pytest.raises(ValueError, match="cold_refit must be one of inline, background, not 'later'"):
+        CRFTagger(cold_refit="later")
+
+
 def test_a_simulation_round_continues_from_a_copy_of_the_previous_model():
     from learning.core.simulation import _refit
 
@@ -201,3 +221,8 @@ def test_a_simulation_round_continues_from_a_copy_of_the_previous_model():
     cold = _refit(CRFTagger(max_iterations=20, feature_cache=cache).fit(docs[:20]),
                   lambda: CRFTagger(max_iterations=20, feature_cache=cache), docs[:25])
     assert cold.fit_kind_ == "cold"
+    # A cold fit due (which the live loop runs in the background) is fitted from zero, one round sooner.
+    settings = dict(max_iterations=20, feature_cache=cache, warm_start=True, cold_refit="background", refit_every=1)
+    warmed = _refit(CRFTagger(**settings).fit(docs[:20]), lambda: CRFTagger(**settings), docs[:22])
+    assert warmed.fit_kind_ == "warm" and warmed.cold_fit_due(25)
+    assert _refit(warmed, lambda: CRFTagger(**settings), docs[:25]).fit_kind_ == "cold"

@@ -1,0 +1,134 @@
+"""Cold refits beside the loop, never in its way.
+
+A retrain continues from the current model for a few iterations (``warm_start``), which takes seconds; so
+that the model never drifts far from what a fit from zero would give, the tagger's refit policy asks for a
+cold fit every so often (``CRFTagger.cold_fit_due``). Fitting hundreds of records from zero takes a minute or
+more, and a retrain that did it would hold the next record's ranking that long. The live loop's CRF therefore
+refits in the background (``cold_refit="background"``): the retrain stays warm and asks for a *base* — a
+tagger of the same settings fitted from zero on the gold of that moment, by a worker, at a low CPU priority
+so that it yields to the loop's own work — and the next retrain continues from the base instead of the
+current model, fitting warm on whatever gold arrived meanwhile.
+
+At most one base is fitted per project at a time (a PostgreSQL advisory lock), and none while one is waiting
+to be used; a base is used once. A base that fails verification, or whose settings are no longer the
+project's, is deleted unused.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from django.db import connection
+
+from annotator.models import Document, Project
+from annotator.selectors import gold_documents
+from learning.selectors.loop import loop_tagger
+from learning.services import jobs, model_store
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BACKGROUND_NICENESS", "fit_base", "same_settings", "take_base"]
+
+#: How much a background fit yields the CPU to the loop's retrains and scoring (a thread's nice value).
+BACKGROUND_NICENESS = 10
+#: The first key of the advisory lock that one refit of a project holds (the second is the project's id).
+_LOCK_CLASS = 0x6465_6964  # 'deid'
+
+
+def fit_base(project_id: int, *, seed: int = 0) -> str | None:
+    """Fit the project's tagger from zero on its pool gold and keep it as the base of the next retrain.
+
+    Returns the base's artifact, or None when there is nothing to do: another refit of the project is under
+    way, a base is already waiting, the project's tagger does not refit in the background, or it has no gold.
+    """
+    with _project_lock(project_id) as held:
+        if not held or model_store.base_models(project_id):
+            return None
+        project = Project.objects.get(pk=project_id)
+        _kind, _params, factory = loop_tagger(project, seed=seed)
+        if getattr(factory(), "cold_refit", None) != "background":
+            return None
+        gold = gold_documents(project=project, role=Document.Role.POOL)
+        if not gold:
+            return None
+        tagger = _at_low_priority(lambda: factory().fit(gold))
+        artifact = model_store.save_base(project_id, tagger)
+    log.info("project %s: base model fitted from zero on %s documents", project_id, len(gold))
+    return artifact
+
+
+def take_base(project_id: int, fresh: Any) -> Any | None:
+    """The project's waiting base, verified and of the same settings as ``fresh`` (a new tagger of the
+    project's), removed from the store: each base starts one retrain. None when there is none to use."""
+    waiting = model_store.base_models(project_id)
+    for artifact in waiting[1:]:  # only the newest counts
+        model_store.delete(artifact)
+    if not waiting:
+        return None
+    try:
+        base = model_store.read(waiting[0], project_id=project_id)
+    except Exception as error:  # noqa: BLE001 - a base that cannot be read is dropped; the loop goes on
+        log.warning("the base model of project %s is not used: %s", project_id, error)
+        base = None
+    finally:
+        model_store.delete(waiting[0])
+    if base is None or not same_settings(base, fresh):
+        return None
+    base.feature_cache = fresh.feature_cache
+    return base
+
+
+def same_settings(saved: Any, fresh: Any) -> bool:
+    """Whether a saved tagger was made with the settings of ``fresh`` (its feature cache aside)."""
+    try:
+        return type(saved) is type(fresh) and _settings(saved) == _settings(fresh)
+    except AttributeError:  # saved by a version whose tagger had other parameters
+        return False
+
+
+def _settings(tagger: Any) -> dict[str, Any]:
+    return {name: value for name, value in tagger.get_params().items() if name != "feature_cache"}
+
+
+@contextmanager
+def _project_lock(project_id: int) -> Iterator[bool]:
+    """Whether this process holds the project's refit lock, for the block's duration (released when the
+    block ends, or when the connection dies with the process)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_LOCK_CLASS, project_id])
+        held = bool(cursor.fetchone()[0])
+    try:
+        yield held
+    finally:
+        if held:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_CLASS, project_id])
+            except jobs.TRANSIENT_DB_ERRORS:  # the database restarted meanwhile: the lock went with it
+                jobs.drop_broken_connection()
+
+
+def _at_low_priority(work: Callable[[], Any]) -> Any:
+    """``work()`` run in a thread of its own whose nice value is ``BACKGROUND_NICENESS`` (Linux schedules
+    threads one by one; the thread ends with the work, so the process keeps its own priority)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
+        except (AttributeError, OSError):  # not Linux: the fit runs at the process's priority
+            pass
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="cold-refit", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
