@@ -333,3 +333,37 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         return f"account of {self.user}"
+
+
+class AnnotationRevision(models.Model):
+    """One stored state of an annotation — each submission, each return for correction, each fix by a lead —
+    with who made it, when and why: a record's version history (append-only, written by the services)."""
+
+    class Kind(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"
+        SENT_BACK = "sent_back", "Sent back for correction"
+        FIXED = "fixed", "Fixed by a lead"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField(help_text="the annotation's version after this change")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    spans = models.JSONField(default=list, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept as written: the user may be renamed or deleted later.
+    username = models.CharField(max_length=150, blank=True)
+    # A record sent back for correction: to whom, and what the lead asked for.
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["document", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotation} v{self.version} ({self.kind})"

@@ -66,3 +66,18 @@ def complete_suggestions(*, project, text: str, stored: dict) -> dict:
         if complete:
             stored = complete(text, stored)
     return stored
+
+
+# Sent while the record list renders, with its records that two or more people submitted
+# (``[{"id", "text", "spans": {username: [Span, …]}}]``): a receiver may answer their agreement as
+# ``{record id: figures}`` (the learning app: strict span F1 and token κ, as on its agreement page), or None.
+record_agreement = Signal()
+
+
+def records_agreement(*, project, records: list[dict]) -> dict[int, dict]:
+    """Each record's agreement figures, by record id, from the apps that compute them (none: no figures)."""
+    figures: dict[int, dict] = {}
+    if records:
+        for _receiver, answer in record_agreement.send(sender=type(project), project=project, records=records):
+            figures.update(answer or {})
+    return figures

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotator.views import adjudication, audit, imports, members, projects
+from annotator.views import adjudication, audit, imports, members, projects, records
 
 app_name = "annotator"
 urlpatterns = [
@@ -9,6 +9,10 @@ urlpatterns = [
     path("projects/<int:project_id>/import/", imports.import_upload, name="project-import"),
     path("projects/<int:project_id>/imports/<int:job_id>/", imports.import_job, name="project-import-job"),
     path("projects/<int:project_id>/documents/<int:document_id>/", projects.document_detail, name="document-detail"),
+    path("projects/<int:project_id>/records/<int:document_id>/", records.record_review_page, name="record-review"),
+    path("projects/<int:project_id>/records/<int:document_id>/send-back/", records.record_send_back,
+         name="record-send-back"),
+    path("projects/<int:project_id>/records/<int:document_id>/fix/", records.record_fix, name="record-fix"),
     path("projects/<int:project_id>/annotate/", projects.annotate_next, name="annotate-next"),
     path("projects/<int:project_id>/annotate/<int:document_id>/", projects.annotate, name="annotate"),
     path("projects/<int:project_id>/adjudication/", adjudication.adjudication_queue_page, name="adjudication-queue"),

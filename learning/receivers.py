@@ -9,7 +9,7 @@ from django.db import connection
 from django.dispatch import receiver
 
 from annotator.models import Project
-from annotator.signals import annotation_submitted, project_page_note, suggestion_completion
+from annotator.signals import annotation_submitted, project_page_note, record_agreement, suggestion_completion
 from learning.services import jobs
 from learning.models import ModelVersion, RetrainJob
 
@@ -75,3 +75,14 @@ def complete_from_the_record(sender, project, **kwargs):
         return complete_suggestions(text, tokenize(text), stored, schema_labels=labels, language=language)
 
     return complete
+
+
+@receiver(record_agreement)
+def agreement_of_records(sender, project, records, **kwargs) -> dict[int, dict]:
+    """Each double-annotated record's own agreement figures (``learning.core.agreement``), for the record list."""
+    from learning.core.agreement import RecordSubmissions, agreement
+
+    figures = agreement([RecordSubmissions(record["text"], record["spans"]) for record in records],
+                        labels=project.labels or None)
+    kept = [record for record in records if len(record["spans"]) >= 2]
+    return {record["id"]: own for record, own in zip(kept, figures["per_record"])}

@@ -22,11 +22,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.corrections import Corrections, count_corrections
-from annotator.models import Annotation, Assignment, AuditEvent, Document
+from annotator.models import Annotation, AnnotationRevision, Assignment, AuditEvent, Document
 from annotator.services.adjudication import adjudicate_if_agreed
 from annotator.services.audit import record_event
 from annotator.permissions import can_manage
 from annotator.services.queue import NotAssigned, annotators_needed, extend_assignment, hold_assignment
+from annotator.services.review import record_revision
 from annotator.services.span_checks import SpanError, checked_spans
 from corpus.span_json import read_span
 
@@ -142,6 +143,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
         "spans", "state", "version", "active_seconds", "submitted_at", "fn_fixes", "fp_fixes", "relabels",
         "boundary_changes", "updated_at",
     ])
+    record_revision(annotation=annotation, kind=AnnotationRevision.Kind.SUBMITTED, by=user)
     Assignment.objects.filter(
         document=annotation.document, annotator=user, completed_at__isnull=True
     ).update(completed_at=now)

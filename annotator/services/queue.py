@@ -13,8 +13,8 @@ from datetime import timedelta
 from functools import reduce
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, PoolScore, Project, Ranking
@@ -322,8 +322,10 @@ def hold_assignment(*, document: Document, user) -> Assignment:
 
 
 def extend_assignment(*, annotation: Annotation) -> None:
-    """Activity on a record keeps it assigned."""
+    """Activity on a record keeps it assigned (never for less time than it had: a record sent back for
+    correction waits longer than the project's timeout)."""
     project = annotation.document.project
     Assignment.objects.filter(
         document=annotation.document, annotator=annotation.annotator, completed_at__isnull=True
-    ).update(expires_at=timezone.now() + timedelta(minutes=project.assignment_timeout_minutes))
+    ).update(expires_at=Greatest(F("expires_at"),
+                                 timezone.now() + timedelta(minutes=project.assignment_timeout_minutes)))

@@ -1,21 +1,22 @@
 """HTML pages: thin views over the services and selectors (the REST API calls the same ones)."""
 from __future__ import annotations
 
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator.models import Annotation, AuditEvent, Document
+from annotator.models import Annotation, AuditEvent
 from annotator.permissions import (
     Can, allows, annotations_for, documents_for, project_for, projects_for, role_in,
     visible_project,
 )
+from annotator.record_selectors import open_correction
 from annotator.selectors import (
     adjudication_queue, document_segments, open_annotation, project_overview, workbench_payload,
 )
 from annotator.services.audit import record_event
 from annotator.services.notify import active_annotators
 from annotator.services.queue import next_record, records_waiting
+from annotator.views.records import record_table
 from annotator.signals import project_page_notes
 
 
@@ -30,16 +31,11 @@ def project_list(request):
 @require_GET
 def project_detail(request, project_id: int):
     project = visible_project(request.user, project_id)
-    documents = documents_for(user=request.user, project=project).defer("text", "meta").order_by("id")
-    role_filter = request.GET.get("role")
-    if role_filter in Document.Role.values:
-        documents = documents.filter(role=role_filter)
-    page = Paginator(documents, 50).get_page(request.GET.get("page"))
     template = "annotator/_document_table.html" if request.htmx else "annotator/project_detail.html"
     manages = allows(user=request.user, project=project, action=Can.MANAGE)
     sees_people = allows(user=request.user, project=project, action=Can.SEE_PEOPLE)
     context = {
-        "project": project, "page": page, "role_filter": role_filter,
+        "project": project, **record_table(request, project=project),
         "overview": project_overview(project=project),
         "role": role_in(user=request.user, project=project),
         "can_manage": manages,
@@ -104,4 +100,5 @@ def annotate(request, project_id: int, document_id: int):
     return render(request, "annotator/workbench.html", {
         "project": project, "document": annotation.document, "annotation": annotation,
         "payload": workbench_payload(annotation=annotation),
+        "correction": open_correction(annotation=annotation),
     })

@@ -77,6 +77,16 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
                                       "other": (LOGIN, 404, 404, 404, 404, 404)},
     ("annotator:adjudicate", "POST"): {"own": (LOGIN, 405, 405, 405, 405, 405),
                                        "other": (LOGIN, 405, 405, 405, 405, 405)},
+    # A record's review is for those who see every record; the record is a draft (not submitted): sending it
+    # back is refused with the form's 400, and it has no gold to fix (404).
+    ("annotator:record-review", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
+                                         "other": (LOGIN, 404, 404, 404, 404, 200)},
+    ("annotator:record-send-back", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                             "other": (LOGIN, 404, 404, 404, 404, 400)},
+    ("annotator:record-fix", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                      "other": (LOGIN, 404, 404, 404, 404, 404)},
+    ("annotator:record-fix", "POST"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                       "other": (LOGIN, 404, 404, 404, 404, 404)},
     ("annotator:audit", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
                                  "other": (LOGIN, 404, 404, 404, 404, 200)},
     ("annotator:audit-csv", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
