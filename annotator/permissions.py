@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from enum import Enum
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
@@ -81,6 +82,25 @@ def require_site_admin(user) -> None:
     """403 with the reason for anyone signed in who does not administer the site."""
     if not administers_site(user):
         raise PermissionDenied("only a site administrator may manage the site's accounts")
+
+
+def may_create_projects(user) -> bool:
+    """Site administrators create projects; so do the leads (and admins) of a project, where the site allows
+    it (``DEIDLOOP_LEADS_CREATE_PROJECTS``)."""
+    if administers_site(user):
+        return True
+    if not (getattr(user, "is_authenticated", False) and user.is_active):
+        return False
+    return bool(settings.DEIDLOOP_LEADS_CREATE_PROJECTS) and Membership.objects.filter(
+        user=user, role__in=MANAGING_ROLES).exists()
+
+
+def require_project_creator(user) -> None:
+    """403 with the reason for anyone signed in who may not create projects."""
+    if not may_create_projects(user):
+        raise PermissionDenied("only a site administrator may create projects here"
+                               + ("" if settings.DEIDLOOP_LEADS_CREATE_PROJECTS else
+                                  " (leads may when an administrator allows it)"))
 
 
 def role_allows(role: str | None, action: Can) -> bool:

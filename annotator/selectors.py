@@ -133,6 +133,7 @@ def workbench_payload(*, annotation: Annotation) -> dict:
     """Everything the workbench page needs for one record, as JSON-ready values."""
     from django.urls import reverse
 
+    from annotator.schemas import label_styles
     from corpus.text import tokenize
 
     document = annotation.document
@@ -142,6 +143,7 @@ def workbench_payload(*, annotation: Annotation) -> dict:
         Document.objects.filter(pk=document.pk).update(n_tokens=len(tokens))
     return {
         "project": {"id": project.pk, "name": project.name, "labels": project.labels,
+                    "label_styles": label_styles(project.labels, project.label_styles),
                     "allow_overlap": project.allow_overlap},
         "document": {"id": document.pk, "external_id": document.external_id, "text": document.text},
         "annotation": {"id": annotation.pk, "version": annotation.version, "state": annotation.state,

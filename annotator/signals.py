@@ -81,3 +81,34 @@ def records_agreement(*, project, records: list[dict]) -> dict[int, dict]:
         for _receiver, answer in record_agreement.send(sender=type(project), project=project, records=records):
             figures.update(answer or {})
     return figures
+
+
+# Sent inside the transaction that renames a label of a project (``annotator.services.labels``), with
+# ``project``, ``old``, ``new`` and ``user``: a receiver renames the spans it keeps in its own tables (the learning app's
+# silver sentences) and answers how many spans and which records (a set of document ids) it changed.
+label_renamed = Signal()
+
+# Sent when a label is to be deleted, with ``project`` and ``label``: a receiver answers the spans of that
+# label in its own tables and their records, (count, set of document ids), or None.
+label_usage = Signal()
+
+
+def label_usage_elsewhere(*, project, label: str) -> tuple[int, set[int]]:
+    """The spans of ``label`` that other apps keep for ``project``, and their records."""
+    spans, records = 0, set()
+    for _receiver, usage in label_usage.send(sender=type(project), project=project, label=label):
+        if usage:
+            spans += usage[0]
+            records |= set(usage[1])
+    return spans, records
+
+
+def rename_label_elsewhere(*, project, old: str, new: str, user=None) -> tuple[int, set[int]]:
+    """Ask other apps to rename ``old`` to ``new`` in the spans they keep; the spans and records changed."""
+    spans, records = 0, set()
+    for _receiver, changed in label_renamed.send(sender=type(project), project=project, old=old, new=new,
+                                                 user=user):
+        if changed:
+            spans += changed[0]
+            records |= set(changed[1])
+    return spans, records

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from annotator.views import adjudication, audit, imports, members, projects, records
+from annotator.views import adjudication, audit, imports, labels, members, projects, records
 
 app_name = "annotator"
 urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/<int:project_id>/", projects.project_detail, name="project-detail"),
     path("projects/<int:project_id>/import/", imports.import_upload, name="project-import"),
+    path("projects/<int:project_id>/labels/", labels.labels_page, name="project-labels"),
     path("projects/<int:project_id>/imports/<int:job_id>/", imports.import_job, name="project-import-job"),
     path("projects/<int:project_id>/documents/<int:document_id>/", projects.document_detail, name="document-detail"),
     path("projects/<int:project_id>/records/<int:document_id>/", records.record_review_page, name="record-review"),

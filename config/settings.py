@@ -233,6 +233,9 @@ DEIDLOOP_SYNC_IMPORT_BYTES = int(os.environ.get("DEIDLOOP_SYNC_IMPORT_BYTES", st
 # the second (or several files) to a worker, with progress and a download.
 DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES = int(os.environ.get("DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES", str(1024 * 1024)))
 DEIDLOOP_SYNC_DEIDENTIFY_BYTES = int(os.environ.get("DEIDLOOP_SYNC_DEIDENTIFY_BYTES", str(200 * 1024)))
+# Who creates projects in the browser ("New project" on the project list): site administrators always; with
+# DEIDLOOP_LEADS_CREATE_PROJECTS=1 also anyone who leads (or administers) a project.
+DEIDLOOP_LEADS_CREATE_PROJECTS = _env_bool("DEIDLOOP_LEADS_CREATE_PROJECTS", False)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

@@ -30,9 +30,11 @@ __all__ = [
     "STATUSES",
     "SpanJSONError",
     "StoredSpan",
+    "count_label",
     "gold_spans",
     "read_span",
     "read_stored",
+    "relabelled",
     "write_span",
 ]
 
@@ -103,3 +105,19 @@ def write_span(
 def gold_spans(items: Iterable[Mapping[str, Any]]) -> tuple[Span, ...]:
     """The gold of a stored annotation: its spans in text order, silver spans left out."""
     return tuple(sorted(read_span(item) for item in items if item.get("origin") != "silver"))
+
+
+def relabelled(items: Iterable[Mapping[str, Any]], *, old: str, new: str) -> tuple[list[dict[str, Any]], int]:
+    """Stored spans with the label ``old`` renamed ``new`` (every other key kept), and how many changed."""
+    renamed, changed = [], 0
+    for item in items:
+        if item.get("label") == old:
+            item = {**item, "label": new}
+            changed += 1
+        renamed.append(dict(item))
+    return renamed, changed
+
+
+def count_label(items: Iterable[Mapping[str, Any]], label: str) -> int:
+    """How many of the stored spans carry ``label``."""
+    return sum(1 for item in items if item.get("label") == label)

@@ -10,6 +10,7 @@ from django.dispatch import receiver
 
 from annotator.models import Project
 from annotator.signals import annotation_submitted, project_page_note, record_agreement, suggestion_completion
+from annotator.signals import label_renamed, label_usage
 from learning.services import jobs
 from learning.models import ModelVersion, RetrainJob
 
@@ -86,3 +87,31 @@ def agreement_of_records(sender, project, records, **kwargs) -> dict[int, dict]:
                         labels=project.labels or None)
     kept = [record for record in records if len(record["spans"]) >= 2]
     return {record["id"]: own for record, own in zip(kept, figures["per_record"])}
+
+
+@receiver(label_usage)
+def silver_spans_of_label(sender, project, label, **kwargs) -> tuple[int, set[int]]:
+    from learning.services.labels import silver_label_usage
+
+    return silver_label_usage(project=project, label=label)
+
+
+@receiver(label_renamed)
+def rename_in_silver_and_retrain(sender, project, old, new, user=None, **kwargs) -> tuple[int, set[int]]:
+    """Silver spans follow a renamed label; a project with a model asks for a retrain once the rename commits,
+    as the current model still suggests the old name (a broker out of reach is logged: the rename stands)."""
+    from django.db import transaction
+
+    from learning.services.labels import has_current_model, rename_silver_label
+    from learning.tasks import request_lead_retrain
+
+    def retrain() -> None:
+        try:
+            request_lead_retrain(project=project, user=user)
+        except Exception:  # noqa: BLE001 - see the docstring
+            log.exception("could not queue a retrain after renaming %s to %s in project %s", old, new, project.pk)
+
+    changed = rename_silver_label(project=project, old=old, new=new)
+    if has_current_model(project=project):
+        transaction.on_commit(retrain)
+    return changed

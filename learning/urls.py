@@ -2,9 +2,11 @@ from django.urls import path
 
 from learning.api import agreement as agreement_api, loop as loop_api
 from learning.views import agreement, clusters, dashboard, loop, people
+from learning.views.new_project import new_project
 
 app_name = "learning"
 urlpatterns = [
+    path("projects/new/", new_project, name="project-new"),
     path("projects/<int:project_id>/loop/", loop.loop, name="loop"),
     path("projects/<int:project_id>/loop/retrain/", loop.retrain_now, name="retrain"),
     path("projects/<int:project_id>/dashboard/", dashboard.dashboard, name="dashboard"),

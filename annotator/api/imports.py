@@ -52,6 +52,7 @@ class ImportView(APIView):
                 project=project, files=payload.validated_data["files"], fmt=payload.validated_data["format"],
                 evaluation=payload.validated_data["evaluation"], user=request.user,
                 annotated=False if payload.validated_data["unannotated"] else None,
+                evaluation_share=payload.validated_data["evaluation_share"],
             )
         except USER_INPUT_ERRORS as error:
             raise ValidationError({"detail": str(error)}) from None

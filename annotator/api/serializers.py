@@ -4,7 +4,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from annotator.models import Annotation, Document, ImportJob, Project
-from annotator.services.imports import FORMATS
+from annotator.services.imports import FORMATS, MAX_EVALUATION_SHARE
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -65,12 +65,23 @@ class AnnotationFilterSerializer(serializers.Serializer):
 class ImportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     evaluation = serializers.BooleanField(default=False)
+    evaluation_share = serializers.FloatField(
+        default=0.0, min_value=0.0, max_value=MAX_EVALUATION_SHARE,
+        help_text="The share of the new records set aside at random as the evaluation set, holding every label "
+                  "they hold (0.2: a fifth); not with evaluation.",
+    )
     unannotated = serializers.BooleanField(
         default=False,
         help_text="The files are texts to annotate, not gold: imported into the pool unannotated (a brat .txt "
                   "may lack its .ann; spans in the files are not imported).",
     )
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+
+    def validate(self, data):
+        if data.get("evaluation") and data.get("evaluation_share"):
+            raise serializers.ValidationError(
+                {"evaluation_share": "every record goes to the evaluation set already (evaluation is true)"})
+        return data
 
 
 class ImportReportSerializer(serializers.Serializer):
@@ -79,6 +90,7 @@ class ImportReportSerializer(serializers.Serializer):
     annotated = serializers.IntegerField()
     spans = serializers.IntegerField()
     labels_seen = serializers.ListField(child=serializers.CharField())
+    evaluation = serializers.IntegerField(help_text="of the records created, those set aside for evaluation")
 
 
 class AnnotationWriteSerializer(serializers.Serializer):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,6 +18,7 @@ from corpus.formats.errors import SpanProblem
 from annotator.models import Annotation, AuditEvent, Document, Project
 from annotator.services.audit import record_event
 from corpus.span_json import write_span
+from corpus.split import stratified_evaluation
 from corpus.types import Document as CorpusDocument
 
 FORMATS = ("txt", "jsonl", "brat", "conll", "i2b2xml")
@@ -29,6 +31,8 @@ Progress = Callable[[int, int], None]
 # Formats whose files say "these are all the spans": a document with none is annotated as PHI-free.
 ANNOTATED_FORMATS = frozenset({"brat", "conll", "i2b2xml", "jsonl"})
 _PROBLEMS_SHOWN = 20
+#: The largest share of an import that may be set aside for evaluation (the pool keeps the rest).
+MAX_EVALUATION_SHARE = 0.9
 
 
 class ImportRejected(ValueError):
@@ -49,11 +53,12 @@ class ImportReport:
     annotated: int = 0
     spans: int = 0
     labels_seen: list[str] = field(default_factory=list)
+    evaluation: int = 0  # of the records created, those in the evaluation set
 
     def as_dict(self) -> dict:
         return {
             "created": self.created, "duplicates": self.duplicates, "annotated": self.annotated,
-            "spans": self.spans, "labels_seen": self.labels_seen,
+            "spans": self.spans, "labels_seen": self.labels_seen, "evaluation": self.evaluation,
         }
 
 
@@ -73,12 +78,19 @@ def import_documents(
     evaluation: bool = False,
     user=None,
     source: str = "",
+    evaluation_share: float = 0.0,
 ) -> ImportReport:
     """Add ``documents`` to the project's pool (or evaluation set); with ``annotated`` their spans are gold.
+
+    ``evaluation_share`` (0…1) sets that share of the new records aside as the evaluation set instead, drawn
+    at random so that it holds every label the new records hold (``corpus.split``); the draw is seeded by the
+    texts, so the same corpus is split the same way.
 
     Spans are checked against the project's labels and overlap rule first; any problem rejects the whole
     import (``ImportRejected``). A text already in the project is skipped, so importing twice is a no-op.
     """
+    if not 0 <= evaluation_share <= MAX_EVALUATION_SHARE:  # the forms and the API refuse it first
+        raise ValueError(f"the evaluation share is between 0 and {MAX_EVALUATION_SHARE:g}, got {evaluation_share!r}")
     problems = validate_spans(
         documents, labels=project.labels or None, allow_overlap=project.allow_overlap
     ) if annotated else []
@@ -109,6 +121,9 @@ def import_documents(
                 meta=dict(document.meta), role=role, status=status,
             ))
             new_sources.append(document)
+        if evaluation_share and not evaluation:
+            for index in _evaluation_draw(new_sources, share=evaluation_share, annotated=annotated):
+                new_rows[index].role = Document.Role.EVALUATION
         Document.objects.bulk_create(new_rows, batch_size=2000)
         if annotated:
             Annotation.objects.bulk_create(
@@ -125,11 +140,21 @@ def import_documents(
             report.annotated = len(new_rows)
             report.spans = sum(len(document.spans) for document in new_sources)
         report.created = len(new_rows)
+        report.evaluation = sum(1 for row in new_rows if row.role == Document.Role.EVALUATION)
         record_event(
             user=user, action=AuditEvent.Action.IMPORT, project=project,
-            detail={"source": source, "evaluation": evaluation, **report.as_dict()},
+            detail={"source": source, **report.as_dict(), "evaluation": evaluation,
+                    "evaluation_share": evaluation_share, "evaluation_records": report.evaluation},
         )
     return report
+
+
+def _evaluation_draw(documents: Sequence[CorpusDocument], *, share: float, annotated: bool) -> list[int]:
+    """Which of ``documents`` go to the evaluation set (see :func:`corpus.split.stratified_evaluation`)."""
+    seed = hashlib.sha256("".join(sorted(content_hash(document.text) for document in documents)).encode())
+    rng = np.random.default_rng(int.from_bytes(seed.digest()[:8], "big"))
+    label_sets = [{span.label for span in document.spans} if annotated else set() for document in documents]
+    return stratified_evaluation(label_sets, share, rng)
 
 
 def read_path(
@@ -219,11 +244,11 @@ def _read_in_parts(path: Path, fmt: str, options: dict, progress: Progress) -> l
 
 def import_path(
     *, project: Project, path: Path, fmt: str, evaluation: bool = False, user=None,
-    annotated: bool | None = None,
+    annotated: bool | None = None, evaluation_share: float = 0.0,
 ) -> ImportReport:
     """Read a file or folder in ``fmt`` and import it (see :func:`read_path` and :func:`import_documents`)."""
     documents, annotated = read_path(path=path, fmt=fmt, annotated=annotated)
     return import_documents(
         project=project, documents=documents, annotated=annotated, evaluation=evaluation, user=user,
-        source=f"{fmt}:{Path(path).name}",
+        source=f"{fmt}:{Path(path).name}", evaluation_share=evaluation_share,
     )

@@ -21,7 +21,19 @@ def create_project(
     allow_overlap: bool = False,
     created_by: AbstractBaseUser | None = None,
     description: str = "",
+    label_styles: dict | None = None,
+    tagger: dict | None = None,
+    strategy: str | None = None,
+    audited: bool = False,
 ) -> Project:
+    """A new project led by ``created_by``: ``schema``'s labels (a preset's, then ``labels`` not in it), each
+    shown in its ``label_styles`` colour and key (checked: keys unique); the loop's ``tagger`` and ``strategy``
+    or the defaults. ``audited``: the creation is recorded as ``created_by``'s (a person creating it, not a
+    command)."""
+    from annotator.models import AuditEvent
+    from annotator.schemas import LabelError, check_colour, check_key
+    from annotator.services.audit import record_event
+
     name = name.strip()
     if not name:
         raise ProjectError("a project needs a name")
@@ -33,16 +45,31 @@ def create_project(
     labels = [label.strip() for label in (labels or []) if label.strip()]
     if len(set(labels)) != len(labels):
         raise ProjectError("the label list repeats a label")
+    styles = {}
+    try:
+        for label, style in (label_styles or {}).items():
+            if label in labels:
+                styles[label] = {"colour": check_colour(style.get("colour", "")), "key": check_key(style.get("key", ""))}
+    except LabelError as error:
+        raise ProjectError(f"label {label}: {error}") from None
+    keys = [style["key"] for style in styles.values() if style["key"]]
+    if len(set(keys)) != len(keys):
+        raise ProjectError("two labels have the same shortcut key")
+    loop = {name: value for name, value in (("tagger", tagger), ("strategy", strategy)) if value}
     try:
         with transaction.atomic():
             project = Project.objects.create(
                 name=name, schema_preset=preset, labels=labels, language=language, allow_overlap=allow_overlap,
-                created_by=created_by, description=description,
+                created_by=created_by, description=description, label_styles=styles, **loop,
             )
     except IntegrityError:  # created at the same moment by someone else: the check above could not see it
         raise ProjectError(f"a project named {name!r} exists already") from None
     if created_by is not None:
         Membership.objects.create(project=project, user=created_by, role=Membership.Role.LEAD)
+    if audited:
+        record_event(user=created_by, action=AuditEvent.Action.EDIT, project=project, obj=project,
+                     detail={"project_created": {"name": project.name, "schema": preset, "labels": labels,
+                                                 "label_styles": styles, **loop}})
     return project
 
 

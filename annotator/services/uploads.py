@@ -403,7 +403,7 @@ def uploads_root() -> Path:
 
 def import_uploaded_files(
     *, project: Project, files: Sequence[UploadedFile], fmt: str, evaluation: bool, user,
-    annotated: bool | None = None,
+    annotated: bool | None = None, evaluation_share: float = 0.0,
 ):
     """Stage the uploaded files and import them (see ``annotator.services.imports.import_path``).
 
@@ -422,13 +422,15 @@ def import_uploaded_files(
         if staged.bytes <= settings.DEIDLOOP_SYNC_IMPORT_BYTES:
             return import_path(
                 project=project, path=staged.path, fmt=fmt, evaluation=evaluation, user=user, annotated=annotated,
+                evaluation_share=evaluation_share,
             )
         folder: Path | None = None
         try:
             with transaction.atomic():
                 job = ImportJob.objects.create(
                     project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
-                    format=fmt, evaluation=evaluation, unannotated=annotated is False,
+                    format=fmt, evaluation=evaluation, evaluation_share=evaluation_share,
+                    unannotated=annotated is False,
                     filenames=[upload.name or "upload" for upload in files],
                     total_bytes=staged.bytes, total_files=staged.files,
                 )
@@ -485,7 +487,7 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
         )
         report = import_documents(
             project=job.project, documents=documents, annotated=annotated, evaluation=job.evaluation,
-            user=job.created_by, source=f"{job.format}:{path.name}",
+            user=job.created_by, source=f"{job.format}:{path.name}", evaluation_share=job.evaluation_share,
         )
     except USER_INPUT_ERRORS as error:
         _finish(job_id, status=ImportJob.Status.FAILED, error=str(error))

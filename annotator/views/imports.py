@@ -24,6 +24,7 @@ def import_upload(request, project_id: int):
                 project=project, files=form.cleaned_data["files"], fmt=form.cleaned_data["format"],
                 evaluation=form.cleaned_data["evaluation"], user=request.user,
                 annotated=False if form.cleaned_data["unannotated"] else None,
+                evaluation_share=form.evaluation_share(),
             )
         except USER_INPUT_ERRORS as error:
             form.add_error(None, str(error))
@@ -31,10 +32,12 @@ def import_upload(request, project_id: int):
             if isinstance(report, ImportJob):  # too large for this request: a worker imports it
                 enqueue_import(report)
                 return redirect("annotator:project-import-job", project_id=project.pk, job_id=report.pk)
+            set_aside = (f" {report.evaluation} of them set aside as the evaluation set."
+                         if form.evaluation_share() else "")
             messages.success(
                 request,
                 f"Imported {report.created} documents ({report.annotated} annotated, {report.spans} spans); "
-                f"{report.duplicates} were already in the project.",
+                f"{report.duplicates} were already in the project.{set_aside}",
             )
             return redirect("annotator:project-detail", project_id=project.pk)
     status = 400 if request.method == "POST" else 200

@@ -9,6 +9,7 @@ from annotator.permissions import (
     Can, allows, annotations_for, documents_for, project_for, projects_for, role_in,
     visible_project,
 )
+from annotator.permissions import may_create_projects
 from annotator.record_selectors import open_correction
 from annotator.selectors import (
     adjudication_queue, document_segments, open_annotation, project_overview, workbench_payload,
@@ -25,7 +26,9 @@ def project_list(request):
     projects = projects_for(user=request.user).order_by("name")
     rows = [{"project": project, "role": role_in(user=request.user, project=project),
              "overview": project_overview(project=project)} for project in projects]
-    return render(request, "annotator/project_list.html", {"rows": rows})
+    return render(request, "annotator/project_list.html", {
+        "rows": rows, "can_create_project": may_create_projects(request.user),
+    })
 
 
 @require_GET

@@ -59,6 +59,13 @@
   var HUES = [211, 4, 135, 32, 279, 176, 330, 55, 96, 250];
   var labelIndex = new Map();
   labels.forEach(function (label, i) { labelIndex.set(label, i); });
+  // The project's colour (a hue) and shortcut key of each label (annotator.schemas.label_styles).
+  var styles = data.project.label_styles || [];
+  var labelByKey = new Map();
+  var keyOfLabel = new Map();
+  styles.forEach(function (style) {
+    if (style.key) { labelByKey.set(style.key, style.label); keyOfLabel.set(style.label, style.key); }
+  });
 
   function labelClass(label) {
     var i = labelIndex.get(label);
@@ -72,7 +79,10 @@
 
   var labelStyle = document.createElement("style");
   document.head.appendChild(labelStyle);
-  function hueOf(i) { return i < HUES.length ? HUES[i] : Math.round((i * 137.508) % 360); }
+  function hueOf(i) {
+    if (i < styles.length) return styles[i].hue;
+    return i < HUES.length ? HUES[i] : Math.round((i * 137.508) % 360);
+  }
   function addLabelRule(i) {
     labelStyle.sheet.insertRule(".L" + i + "{--h:" + hueOf(i) + "}", labelStyle.sheet.cssRules.length);
   }
@@ -1015,7 +1025,7 @@
     filterMatches = labels.filter(function (label) { return label.toLowerCase().indexOf(query) !== -1; });
     filterChoice = Math.min(filterChoice, Math.max(0, filterMatches.length - 1));
     filterList.innerHTML = filterMatches.map(function (label, i) {
-      var key = labelIndex.get(label) < 9 ? '<kbd>' + (labelIndex.get(label) + 1) + "</kbd>" : "";
+      var key = keyOfLabel.has(label) ? "<kbd>" + escapeHtml(keyOfLabel.get(label)) + "</kbd>" : "";
       var selected = i === filterChoice ? ' aria-selected="true"' : "";
       return '<li role="option" data-label="' + escapeHtml(label) + '"' + selected +
         '><span class="wb-swatch ' + labelClass(label) + '"></span>' + escapeHtml(label) + key + "</li>";
@@ -1077,9 +1087,10 @@
     if (onControl && (key === "Enter" || key === " " || key === "Tab")) return;
 
     var handled = true;
-    if (/^[1-9]$/.test(key)) {
-      var label = labels[+key - 1];
-      if (label) applyLabel(label); else say("No label on key " + key + " (l opens the label filter).");
+    if (labelByKey.has(key)) {
+      applyLabel(labelByKey.get(key));
+    } else if (/^[0-9]$/.test(key)) {
+      say("No label on key " + key + " (l opens the label filter).");
     } else {
       switch (key) {
         case "ArrowLeft": moveCaret(-1, event.shiftKey); break;

@@ -52,6 +52,14 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # POST without files: the form's 400 for those who may import.
     ("annotator:project-import", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
                                            "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # A project's labels: for those who may change its settings (POST without an action: 400).
+    ("annotator:project-labels", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
+                                          "other": (LOGIN, 404, 404, 404, 404, 200)},
+    ("annotator:project-labels", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                           "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # A new project: site administrators (leads too where DEIDLOOP_LEADS_CREATE_PROJECTS allows; off here).
+    ("learning:project-new", "GET"): {ANY: (LOGIN, 403, 403, 403, 403, 200)},
+    ("learning:project-new", "POST"): {ANY: (LOGIN, 403, 403, 403, 403, 400)},
     # An import under way or done: its page is for those who may import.
     ("annotator:project-import-job", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
                                               "other": (LOGIN, 404, 404, 404, 404, 200)},

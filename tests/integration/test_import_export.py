@@ -182,7 +182,8 @@ def test_api_import_of_a_brat_zip_then_export(users, projects, api_as):
     response = client.post(f"/api/projects/{a.pk}/import/", {"format": "brat", "files": [upload]}, format="multipart")
     assert response.status_code == 201, response.content
     assert response.json() == {"created": 1, "duplicates": 0, "annotated": 1, "spans": 2,
-                               "labels_seen": ["EDAD_SUJETO_ASISTENCIA", "NOMBRE_SUJETO_ASISTENCIA"]}
+                               "labels_seen": ["EDAD_SUJETO_ASISTENCIA", "NOMBRE_SUJETO_ASISTENCIA"],
+                               "evaluation": 0}
     exported = client.get(f"/api/projects/{a.pk}/export/?format=jsonl")
     assert exported.status_code == 200
     assert b'"label": "NOMBRE_SUJETO_ASISTENCIA"' in exported.content or b'"NOMBRE_SUJETO_ASISTENCIA"' in exported.content
@@ -299,7 +300,8 @@ def test_api_refuses_a_brat_txt_without_its_ann_then_imports_it_as_text_only(use
     response = client.post(f"/api/projects/{a.pk}/import/",
                            {"format": "brat", "unannotated": "true", "files": [zip_of(files)]}, format="multipart")
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 2, "duplicates": 0, "annotated": 0, "spans": 0, "labels_seen": []}
+    assert response.json() == {"created": 2, "duplicates": 0, "annotated": 0, "spans": 0, "labels_seen": [],
+                                "evaluation": 0}
     assert sorted(a.documents.values_list("external_id", "status")) == [("a", "pool"), ("b", "pool")]
     assert Annotation.objects.count() == 0
 
