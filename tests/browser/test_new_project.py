@@ -1,0 +1,78 @@
+"""A new project in a real browser: an administrator creates it with two custom labels, lands on the import
+page, imports a small brat corpus with a fifth set aside for evaluation and ends on the project's page."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotator.models import Annotation, AuditEvent, Document, Project
+from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, screenshot
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def brat_files(count: int) -> list[dict]:
+    """``count`` records, each naming a patient, every third with a phone number too."""
+    files = []
+    for i in range(count):
+        text = f"Informe {i:02d}. Paciente: Marta Gil. Teléfono de contacto 600 200 3{i:02d}."
+        lines = []
+        for number, (label, fragment) in enumerate(
+            [("PATIENT", "Marta Gil")] + ([("PHONE", f"600 200 3{i:02d}")] if i % 3 == 0 else []), start=1
+        ):
+            start = text.index(fragment)
+            lines.append(f"T{number}\t{label} {start} {start + len(fragment)}\t{fragment}")
+        files += [
+            {"name": f"informe{i:02d}.txt", "mimeType": "text/plain", "buffer": text.encode()},
+            {"name": f"informe{i:02d}.ann", "mimeType": "text/plain", "buffer": ("\n".join(lines) + "\n").encode()},
+        ]
+    return files
+
+
+def test_an_admin_creates_a_project_imports_with_an_evaluation_share_and_lands_on_it(live_server, new_page):
+    admin = get_user_model().objects.create_superuser("sofia", password=PASSWORD)
+    page = new_page()
+    log_in(page, live_server.url, admin.username, "/")
+    page.click("#new-project-link")
+    page.wait_for_url("**/projects/new/")
+
+    page.fill("input[name=name]", "Informes de urgencias")
+    page.select_option("select[name=language]", "es")
+    page.select_option("select[name=schema]", "custom")
+    page.fill("input[name=labels-0-name]", "PATIENT")
+    page.fill("input[name=labels-0-colour]", "#2255cc")
+    page.fill("input[name=labels-0-key]", "a")
+    page.fill("input[name=labels-1-name]", "PHONE")
+    page.fill("input[name=labels-1-colour]", "#cc5522")
+    page.fill("input[name=labels-1-key]", "t")
+    screenshot(page, "new-project-form")
+    page.click("#new-project button[type=submit]")
+    page.wait_for_url("**/import/")
+
+    project = Project.objects.get(name="Informes de urgencias")
+    assert page.url == f"{live_server.url}/projects/{project.pk}/import/"
+    assert "created with 2 labels" in page.locator("div.message").inner_text()
+    assert project.labels == ["PATIENT", "PHONE"]
+    assert project.label_styles == {"PATIENT": {"colour": "#2255cc", "key": "a"},
+                                    "PHONE": {"colour": "#cc5522", "key": "t"}}
+
+    page.select_option("select[name=format]", "brat")
+    page.fill("input[name=evaluation_percent]", "20")
+    page.set_input_files("input[name=files]", brat_files(10))
+    page.click("form.card button[type=submit]")
+    page.wait_for_url(f"**/projects/{project.pk}/")
+
+    assert "2 of them set aside as the evaluation set" in page.locator("div.message").inner_text()
+    stats = " ".join(page.locator(".stats").inner_text().split())
+    assert "8 pool documents" in stats and "2 evaluation" in stats
+    evaluation = Document.objects.filter(project=project, role=Document.Role.EVALUATION)
+    assert evaluation.count() == 2
+    held = {span["label"] for annotation in Annotation.objects.filter(document__in=evaluation)
+            for span in annotation.spans}
+    assert held == {"PATIENT", "PHONE"}
+    assert AuditEvent.objects.filter(project_id=project.pk, user=admin, detail__has_key="project_created").exists()
+    screenshot(page, "new-project-imported")
+    assert page.script_errors == []
