@@ -71,3 +71,34 @@ def test_a_lead_sends_a_record_back_and_the_annotator_finds_it_with_the_note(liv
     assert annotator.locator("#wb-state").inner_text() == "Draft"
     screenshot(annotator, "record-correction-note")
     assert Annotation.objects.get(document=r1).state == Annotation.State.DRAFT
+
+
+def test_a_lead_fixes_the_gold_by_selecting_text(live_server, new_page):
+    project = outside_the_browser_loop(seed)
+    r1 = Document.objects.get(project=project, external_id="r1")
+    page = new_page()
+    log_in(page, live_server.url, "rev-lead", f"/projects/{project.pk}/records/{r1.pk}/fix/")
+    page.evaluate("""(word) => {
+        const walker = document.createTreeWalker(document.getElementById('fix-text'), NodeFilter.SHOW_TEXT);
+        const nodes = [];
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+        const first = nodes.find((node) => node.textContent.includes('Ana'));
+        const last = nodes.find((node) => node.textContent.includes('Ruiz'));
+        const range = document.createRange();
+        range.setStart(first, first.textContent.indexOf('Ana'));
+        range.setEnd(last, last.textContent.indexOf('Ruiz') + 4);
+        window.getSelection().removeAllRanges();
+        window.getSelection().addRange(range);
+        document.getElementById('fix-text').dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+    }""", "Ana Ruiz")
+    assert page.input_value("#fix-new input[name$='-start']") == "9"
+    assert page.input_value("#fix-new input[name$='-end']") == "17"
+    assert "Ana Ruiz" in page.locator("#fix-selection").inner_text()
+    page.select_option("#fix-new select[name$='-label']", NAME)
+    page.check("input[name='span-0-remove']")  # the partial "Ana"
+    page.fill("#id_note", "whole name")
+    page.click("#fix-form button[type=submit]")
+    page.wait_for_url(f"**/records/{r1.pk}/")
+    assert page.locator("#review-text mark.phi").inner_text() == "Ana Ruiz"
+    assert page.locator("#record-history li").first.get_attribute("data-kind") == "fixed"
+    screenshot(page, "record-fixed")
