@@ -49,7 +49,7 @@ class SendBackForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["to"].queryset = (get_user_model().objects.filter(memberships__project=project)
+        self.fields["to"].queryset = (get_user_model().objects.filter(memberships__project=project, is_active=True)
                                       .order_by("username"))
 
 

@@ -17,6 +17,8 @@ from annotator.services.audit import record_event
 from annotator.services.review import ReviewError, count_tokens, fix_record, send_back
 
 PAGE_SIZE = 50
+#: Sorting by tokens counts the records not counted yet, this many per request (about a second of tokenizing).
+TOKENS_COUNTED_PER_REQUEST = 500
 
 
 def record_table(request, *, project) -> dict:
@@ -28,15 +30,18 @@ def record_table(request, *, project) -> dict:
     form = RecordFilterForm(request.GET, project=project, sees_all=sees_all, usernames=usernames)
     filters = form.filters()
     documents = record_list(user=request.user, project=project, filters=filters)
-    if filters.sort in ("tokens", "-tokens"):  # counted once, so every record sorts by its count
-        count_tokens(document_ids=documents.filter(n_tokens__isnull=True).values_list("pk", flat=True))
+    by_tokens = filters.sort in ("tokens", "-tokens")
+    missing = documents.filter(n_tokens__isnull=True).order_by("pk").values_list("pk", flat=True)
+    if by_tokens:  # each record is counted once: a large pool over a few requests
+        count_tokens(document_ids=missing[:TOKENS_COUNTED_PER_REQUEST])
     page = Paginator(documents, PAGE_SIZE).get_page(request.GET.get("page"))
     counts = count_tokens(document_ids=[document.pk for document in page.object_list])
     for document in page.object_list:
         document.n_tokens = counts.get(document.pk)
+    uncounted = missing.count() if by_tokens else 0
     return {
         "page": page, "rows": record_rows(user=request.user, project=project, documents=list(page.object_list)),
-        "filter_form": form, "sort": filters.sort, "sees_all_records": sees_all,
+        "filter_form": form, "sort": filters.sort, "sees_all_records": sees_all, "uncounted": uncounted,
         # a column's header sorts by it, or reverses the order when the list is sorted by it already
         "sort_next": {column: f"-{column}" if filters.sort == column else column
                       for column in ("id", "name", "status", "tokens", "submitted")},

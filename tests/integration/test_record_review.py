@@ -131,6 +131,23 @@ def test_the_project_page_lists_real_token_counts_and_filters(users, projects, p
     assert 'id="record-filter-errors"' in bad and ">alpha</a>" in bad  # the wrong filter is named, not applied
 
 
+def test_sorting_by_tokens_counts_a_large_pool_a_batch_per_request(users, projects, pool, monkeypatch):
+    from annotator.views import records
+
+    monkeypatch.setattr(records, "TOKENS_COUNTED_PER_REQUEST", 1)
+    monkeypatch.setattr(records, "PAGE_SIZE", 1)
+    client = Client()
+    client.force_login(users["lead"])
+    url = reverse("annotator:project-detail", args=[projects["A"].pk])
+    first = client.get(url, {"sort": "-tokens"}).content.decode()
+    assert "2 records are not counted yet" in first and ">alpha</a>" in first  # the one counted comes first
+    assert Document.objects.filter(n_tokens__isnull=True).count() == 2
+    client.get(url, {"sort": "-tokens"})
+    last = client.get(url, {"sort": "-tokens"}).content.decode()
+    assert 'id="records-uncounted"' not in last and ">gamma</a>" in last  # all counted: the longest first
+    assert Document.objects.filter(n_tokens__isnull=True).count() == 0
+
+
 def test_an_annotator_lists_only_their_own_records_and_names(users, projects, pool, bea):
     project = projects["A"]
     annotate(project, users["annotator"], lambda text: [])
