@@ -139,9 +139,9 @@ def _changes(before: list[dict] | None, after: list[dict], text: str) -> list[di
 
 def record_review(*, document: Document) -> dict:
     """What the review page shows of a record: its ``gold`` under the gold rule (None without gold) cut into
-    ``segments`` for display, every ``annotation`` of it, its ``history`` (each stored version, newest first,
-    with who made it, why and what changed from the version before) and its audit ``events`` (reads left
-    out)."""
+    ``segments`` for display, every ``annotation`` of it, the ``corrections`` asked for and not resubmitted yet,
+    its ``history`` (each stored version, newest first, with who made it, why and what changed from the version
+    before) and its audit ``events`` (reads left out)."""
     project = document.project
     annotations = list(document.annotations.select_related("annotator", "adjudicated_by").order_by("id"))
     submitted = sorted((a for a in annotations if a.state == Annotation.State.SUBMITTED),
@@ -163,7 +163,10 @@ def record_review(*, document: Document) -> dict:
               .filter(Q(object_type="Document", object_id=str(document.pk))
                       | Q(object_type="Annotation", object_id__in=[str(a.pk) for a in annotations]))
               .exclude(action=AuditEvent.Action.VIEW).order_by("-created_at", "-id")[:200])
+    corrections = [{"annotator": a.annotator, **found} for a in annotations
+                   if (found := open_correction(annotation=a)) is not None]
     return {
+        "corrections": corrections,
         "gold": gold_list if gold is not None else None,
         "segments": document_segments(text=document.text, spans=shown),
         "annotations": annotations,

@@ -300,6 +300,9 @@ def test_review_pages_follow_the_role_rule(users, projects, pool):
     assert Annotation.objects.get(pk=first.pk).state == Annotation.State.SUBMITTED
     done = clients["lead"].post(send, {"to": "ana", "note": "Whole name, please."})
     assert done.status_code == 302 and Annotation.objects.get(pk=first.pk).state == Annotation.State.DRAFT
+    reopened = clients["lead"].get(review).content.decode()
+    assert 'class="notice review-correction"' in reopened and "Whole name, please." in reopened
+    assert 'id="send-back-form"' not in reopened  # not submitted now: nothing to send back
 
     workbench = Client()
     workbench.force_login(ana)
