@@ -17,7 +17,9 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import nnls
 
-__all__ = ["CostFit", "MIN_RECORDS", "VALUE_SECONDS", "fit_costs", "measured_roi_params"]
+from learning.core.params import Param
+
+__all__ = ["CostFit", "MEASURED_ROI_PARAMETERS", "MIN_RECORDS", "VALUE_SECONDS", "fit_costs", "measured_roi_params"]
 
 #: Fewer records than this give no fit (three coefficients need a margin of residual degrees of freedom).
 MIN_RECORDS = 8
@@ -25,6 +27,12 @@ MIN_RECORDS = 8
 #: What one corrected error is worth to the model, in seconds of annotator time.  The ROI strategy weighs
 #: the chance that a token is wrong (value − correction cost) against the time it takes to read it.
 VALUE_SECONDS = 30.0
+
+#: What a lead may set for "ROI (measured costs)": the costs themselves are measured.
+MEASURED_ROI_PARAMETERS = (
+    Param("value_seconds", float, VALUE_SECONDS, "what one corrected error is worth, in seconds of annotator time",
+          minimum=1.0, maximum=3600.0),
+)
 
 TERMS = ("tokens", "fn_fixes", "fp_fixes")
 

@@ -37,11 +37,13 @@ import numpy as np
 
 from corpus.bio import OUTSIDE, spans_to_bio
 from learning.core.metrics import evaluate
+from learning.core.params import Param
 from learning.core.taggers.base import marginals_to_spans
 from corpus.text import Token, sentence_bounds, tokenize
 from corpus.types import Document
 
 __all__ = [
+    "POLICY_PARAMETERS",
     "THRESHOLD_GRID",
     "SelfTrainingResult",
     "choose_thresholds",
@@ -51,6 +53,22 @@ __all__ = [
 ]
 
 THRESHOLD_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999)
+
+#: The live loop's self-training policy, as a lead sets it: how much of the pool is machine-labelled and how
+#: :func:`self_train` (and the development split of ``learning.core.training``) runs.
+POLICY_PARAMETERS = (
+    Param("max_pool_documents", int, 300, "pool records drawn at random to take silver sentences from",
+          minimum=1, maximum=100_000),
+    Param("iterations", int, 1, "rounds of labelling the pool and retraining", minimum=1, maximum=20),
+    Param("dev_fraction", float, 0.2, "share of the gold held out to set the thresholds and watch F1",
+          minimum=0.05, maximum=0.5),
+    Param("selection", bool, True, "keep only sentences whose every token clears its threshold (off: add "
+          "every machine-labelled sentence at once, variant NS)"),
+    Param("target_precision", float, 0.99, "PHI precision the kept sentences must reach on the held-out gold",
+          minimum=0.5, maximum=1.0),
+    Param("target_recall", float, 0.98, "PHI recall the kept sentences must reach on the held-out gold",
+          minimum=0.5, maximum=1.0),
+)
 _NEVER = math.inf  # a threshold no marginal reaches
 
 

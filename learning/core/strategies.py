@@ -27,6 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.special import entr
 
+from learning.core.params import Param
+
 __all__ = [
     "EMPTY_SCORE",
     "PRESETS",
@@ -41,6 +43,7 @@ __all__ = [
     "lcub",
     "parse_strategy",
     "roi",
+    "strategy_parameters",
     "token_elb",
     "token_entropy",
     "token_lcub",
@@ -147,15 +150,25 @@ def _random(marginals: np.ndarray, o_index: int | None = None) -> float:
     return 0.0
 
 
-# Per kind: the document-score function and the names of its parameters (all required).
-_KINDS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
+# The parameters of the kinds (ALGORITHMS.md §1); the defaults are the values that did best in the studies.
+_THETA = Param("theta", float, 0.6, "only tokens whose most likely label is below θ count (best: 0.6 on trial "
+               "records, 0.4 on i2b2)", minimum=0.0, maximum=1.0)
+_RHO = Param("rho", float, 0.1, "only tokens whose entropy is above ρ count (best: 0.1 on trial records, 1 on "
+             "i2b2)", minimum=0.0, maximum=10.0)
+_NC_FN = Param("nc_fn", float, 0.1, "net value of correcting a missed PHI token", minimum=0.0, maximum=100.0)
+_NC_FP = Param("nc_fp", float, 0.1, "net value of correcting a token wrongly suggested as PHI",
+               minimum=0.0, maximum=100.0)
+_C_T = Param("c_t", float, 0.01, "cost of reading one token", minimum=0.0, maximum=100.0)
+
+# Per kind: the document-score function and its parameters (all required).
+_KINDS: dict[str, tuple[Callable[..., float], tuple[Param, ...]]] = {
     "random": (_random, ()),
     "lc-sum": (lc_sum, ()),
     "lc-mean": (lc_mean, ()),
-    "lcub": (lcub, ("theta",)),
+    "lcub": (lcub, (_THETA,)),
     "entropy": (entropy, ()),
-    "elb": (elb, ("rho",)),
-    "roi": (roi, ("nc_fn", "nc_fp", "c_t")),
+    "elb": (elb, (_RHO,)),
+    "roi": (roi, (_NC_FN, _NC_FP, _C_T)),
 }
 
 
@@ -249,20 +262,11 @@ def get_strategy(name: str, **overrides: float) -> Strategy:
     ``"lc_sum"``). The parameterised kinds ``lcub``, ``elb`` and ``roi`` need their parameters, e.g.
     ``get_strategy("roi", nc_fn=0.2, nc_fp=0.1, c_t=0.004)`` for measured costs.
     """
-    key = _normalise(name)
-    by_key = {_normalise(n): s for n, s in PRESETS.items()}
-    if key in by_key:
-        strategy = by_key[key]
-    elif key in _KINDS:
-        strategy = Strategy(key, key, {})
-        missing = [p for p in _KINDS[key][1] if p not in overrides]
-        if missing:
-            raise UnknownStrategyError(f"strategy {name!r} needs parameter(s): {', '.join(missing)}")
-    else:
-        raise UnknownStrategyError(
-            f"unknown query strategy {name!r}; choose one of: {', '.join(available_strategies())}"
-        )
-    allowed = _KINDS[strategy.kind][1]
+    strategy = _named(name)
+    missing = [p.name for p in _KINDS[strategy.kind][1] if p.name not in strategy.params and p.name not in overrides]
+    if missing:
+        raise UnknownStrategyError(f"strategy {name!r} needs parameter(s): {', '.join(missing)}")
+    allowed = [p.name for p in _KINDS[strategy.kind][1]]
     unknown = sorted(set(overrides) - set(allowed))
     if unknown:
         raise UnknownStrategyError(
@@ -276,6 +280,23 @@ def get_strategy(name: str, **overrides: float) -> Strategy:
     # A preset with changed parameters is no longer that preset: name it by kind and values.
     shown = ", ".join(f"{k}={v:g}" for k, v in params.items())
     return replace(strategy, name=f"{strategy.kind}({shown})", params=params)
+
+
+def _named(name: str) -> Strategy:
+    """The preset called ``name``, or a kind without its parameters."""
+    key = _normalise(name)
+    by_key = {_normalise(n): s for n, s in PRESETS.items()}
+    if key in by_key:
+        return by_key[key]
+    if key in _KINDS:
+        return Strategy(key, key, {})
+    raise UnknownStrategyError(f"unknown query strategy {name!r}; choose one of: {', '.join(available_strategies())}")
+
+
+def strategy_parameters(name: str) -> tuple[Param, ...]:
+    """The parameters of the strategy called ``name`` (a preset or a kind), with their ranges; a preset's own
+    values are ``get_strategy(name).params``, the defaults of a kind are the values that did best."""
+    return _KINDS[_named(name).kind][1]
 
 
 def parse_strategy(spec: str) -> Strategy:

@@ -1,63 +1,90 @@
-"""The loop's settings as a lead edits them: every value is checked against the learning core before it is
-stored, so a retrain never starts on a strategy or tagger parameter that cannot work."""
+"""The loop's settings as a lead edits them: typed fields, each built from the parameter descriptions of the
+learning core (the chosen tagger's ``PARAMETERS``, the chosen strategy's, the self-training policy's), checked
+against their ranges before anything is stored, so a retrain never starts on a setting that cannot work.
+
+Only the fields of the chosen tagger and strategy are on the page; choosing another one fetches its fields
+(``views.loop.loop_parameters``). A form posted with the fields of another tagger or strategy than the one it
+names (a browser without scripts) is refused and shown again with the right fields. Stored parameters are those
+that differ from their default (or a preset's value) and those stored before, so a default improved later
+reaches projects that never chose otherwise. Word lists are one entry per line, typed or uploaded.
+"""
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from django import forms
+from django.urls import reverse
 
 from annotator.models import Project
-from learning.core.registry import TAGGERS, UnknownTaggerError, tagger_factory
-from learning.core.strategies import UnknownStrategyError, get_strategy
+from learning.core.costs import MEASURED_ROI_PARAMETERS
+from learning.core.params import Param, defaults, overrides
+from learning.core.registry import TAGGERS, UnknownTaggerError, tagger_class, tagger_factory
+from learning.core.self_training import POLICY_PARAMETERS
+from learning.core.strategies import UnknownStrategyError, get_strategy, strategy_parameters
+from learning.forms.parameters import add_fields, as_posted
 from learning.selectors.measured_costs import ROI_MEASURED, strategy_choices
 
-SELF_TRAINING_POLICY_KEYS = {
-    "max_pool_documents": int, "iterations": int, "dev_fraction": float, "selection": bool,
-    "target_precision": float, "target_recall": float,
-}
 TAGGER_LABELS = {"crf": "CRF (sklearn-crfsuite)", "flair": "BiLSTM-CRF (Flair)", "unigram": "Unigram baseline"}
 BETAS = [("", "off"), ("1", "F1"), ("4", "F4"), ("10", "F10"), ("20", "F20"), ("40", "F40")]
 
+#: Limits on the word lists (gazetteers and eponyms): entries per list, characters per entry, all lists together,
+#: and the size of an uploaded file.
+MAX_ENTRIES = 5_000
+MAX_ENTRY_CHARS = 200
+MAX_GAZETTEER_ENTRIES = 50_000
+MAX_UPLOAD_BYTES = 512 * 1024
 
-class JSONObjectField(forms.CharField):
-    """A JSON object typed into a text area ({} when left empty)."""
+TAGGER_PREFIX, STRATEGY_PREFIX, POLICY_PREFIX, GAZETTEER_PREFIX = "tagger", "strategy", "self_training", "gazetteer"
 
-    widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})
 
-    def to_python(self, value):
-        value = (value or "").strip()
-        if not value:
-            return {}
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})")
-        if not isinstance(parsed, dict):
-            raise forms.ValidationError('write a JSON object, e.g. {"max_iterations": 50}')
-        return parsed
+def tagger_parameters(kind: str) -> tuple[Param, ...]:
+    return tagger_class(kind).PARAMETERS
 
-    def prepare_value(self, value):
-        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+
+def strategy_parameter_values(strategy: str) -> tuple[tuple[Param, ...], dict[str, Any]]:
+    """The parameters a lead may set for ``strategy`` and the values it has unless told otherwise (a preset's)."""
+    if strategy == ROI_MEASURED:
+        return MEASURED_ROI_PARAMETERS, defaults(MEASURED_ROI_PARAMETERS)
+    return strategy_parameters(strategy), dict(get_strategy(strategy).params)
+
+
+def _entries(text: str) -> list[str]:
+    """One entry per line, trimmed; blank lines and repeats left out."""
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def _uploaded_text(upload) -> str:
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise forms.ValidationError(f"the file is {upload.size / 1024:,.0f} KB; a list may be at most "
+                                    f"{MAX_UPLOAD_BYTES // 1024:,} KB")
+    raw = upload.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise forms.ValidationError(f"the file is not UTF-8 text (byte {error.start + 1} cannot be read); save it "
+                                    "as plain UTF-8 text, one entry per line") from None
+    if "\x00" in text:
+        raise forms.ValidationError("the file is not plain text; save it as plain UTF-8 text, one entry per line")
+    return text
+
+
+def _checked_entries(entries: list[str]) -> list[str]:
+    if len(entries) > MAX_ENTRIES:
+        raise forms.ValidationError(f"at most {MAX_ENTRIES:,} entries per list; this one has {len(entries):,}")
+    for number, entry in enumerate(entries, start=1):
+        if len(entry) > MAX_ENTRY_CHARS:
+            raise forms.ValidationError(f"entry {number} ({entry[:30]}…) is {len(entry):,} characters long; at "
+                                        f"most {MAX_ENTRY_CHARS} are allowed")
+    return entries
 
 
 class LoopSettingsForm(forms.Form):
     tagger_kind = forms.ChoiceField(label="Tagger", choices=[(k, TAGGER_LABELS.get(k, k)) for k in TAGGERS])
-    tagger_params = JSONObjectField(label="Tagger parameters", required=False,
-                                    help_text='e.g. {"max_iterations": 50, "c1": 0.1} for the CRF')
+    tagger_parameters_of = forms.CharField(widget=forms.HiddenInput, required=False)
     strategy = forms.ChoiceField(label="Query strategy", choices=strategy_choices())
-    strategy_params = JSONObjectField(
-        label="Strategy parameters", required=False,
-        help_text='overrides, e.g. {"theta": 0.65} for LCUB; for ROI (measured costs): {"value_seconds": 30}, '
-                  "what one corrected error is worth in seconds of annotator time",
-    )
+    strategy_parameters_of = forms.CharField(widget=forms.HiddenInput, required=False)
     batch_size = forms.IntegerField(label="Batch size", min_value=1, max_value=1000,
                                     help_text="submissions between two retrains")
-    self_training = forms.BooleanField(label="Self-training (add confident machine-labelled sentences)",
-                                       required=False)
-    self_training_policy = JSONObjectField(
-        label="Self-training policy", required=False,
-        help_text=f"optional keys: {', '.join(SELF_TRAINING_POLICY_KEYS)}",
-    )
     recall_bias_beta = forms.TypedChoiceField(
         label="Recall bias of the suggestions", choices=BETAS, coerce=float, empty_value=None, required=False,
         help_text="thresholds tuned for F_β on the evaluation documents: higher β, more (and less sure) "
@@ -67,6 +94,8 @@ class LoopSettingsForm(forms.Form):
         label="Keep each batch diverse across stylometric clusters", required=False,
         help_text="needs the project's clusters (Stylometric clusters page)",
     )
+    self_training = forms.BooleanField(label="Self-training (add confident machine-labelled sentences)",
+                                       required=False)
     annotators_per_document = forms.IntegerField(label="Annotators per record (double annotation)",
                                                  min_value=1, max_value=5)
     adjudication = forms.ChoiceField(
@@ -90,76 +119,208 @@ class LoopSettingsForm(forms.Form):
         help_text="one per line: person names that are not PHI in this project (Parkinson, Alzheimer…), "
                   "kept for the de-identified export",
     )
-    gazetteers = JSONObjectField(
-        label="Gazetteers", required=False,
-        help_text='lists the CRF uses as features, e.g. {"hospitals": ["Hospital La Paz", "Clínica Ruber"]}',
-    )
+    eponyms_file = forms.FileField(label="Add eponyms from a file", required=False,
+                                   help_text=f"plain UTF-8 text, one per line, at most {MAX_UPLOAD_BYTES // 1024} KB")
+    gazetteer_file = forms.FileField(label="Add entries from a file", required=False,
+                                     help_text=f"plain UTF-8 text, one per line, at most {MAX_UPLOAD_BYTES // 1024} KB")
+    gazetteer_file_label = forms.ChoiceField(label="to the list of", required=False)
 
-    @classmethod
-    def for_project(cls, project, data=None) -> "LoopSettingsForm":
-        initial = {
-            "tagger_kind": project.tagger.get("kind", "crf"), "tagger_params": project.tagger.get("params", {}),
-            "strategy": project.strategy, "strategy_params": project.strategy_params,
+    def __init__(self, data=None, files=None, *, project: Project, tagger_kind: str | None = None,
+                 strategy: str | None = None) -> None:
+        self.project = project
+        stored_kind = project.tagger.get("kind", "crf")
+        kind = tagger_kind or (data or {}).get("tagger_kind") or stored_kind
+        self.kind = kind if kind in TAGGERS else stored_kind
+        chosen = strategy or (data or {}).get("strategy") or project.strategy
+        self.chosen_strategy = chosen if chosen in dict(strategy_choices()) else project.strategy
+        data, self._stale = self._fresh_parameters(data)
+        super().__init__(data, files, initial=self._initial())
+        self.tagger_names = add_fields(self, TAGGER_PREFIX, tagger_parameters(self.kind), self._tagger_values())
+        params, base = strategy_parameter_values(self.chosen_strategy)
+        self.strategy_names = add_fields(self, STRATEGY_PREFIX, params, {**base, **self._strategy_overrides()})
+        self.policy_names = add_fields(self, POLICY_PREFIX, POLICY_PARAMETERS,
+                                       {**defaults(POLICY_PARAMETERS), **project.self_training_policy})
+        self.gazetteer_names = {}
+        lists = list(dict.fromkeys([*project.labels, *project.gazetteers]))
+        for label in lists:
+            name = f"{GAZETTEER_PREFIX}-{label}"
+            self.fields[name] = forms.CharField(
+                label=label, required=False, widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+                initial="\n".join(project.gazetteers.get(label, [])),
+            )
+            self.gazetteer_names[name] = label
+        self.fields["gazetteer_file_label"].choices = [("", "—")] + [(label, label) for label in lists]
+        self.fields["tagger_kind"].widget.attrs.update(self._swap("#tagger-parameters"))
+        self.fields["strategy"].widget.attrs.update(self._swap("#strategy-parameters"))
+
+    # Building -------------------------------------------------------------------------------------------------
+    def _initial(self) -> dict[str, Any]:
+        project = self.project
+        return {
+            "tagger_kind": self.kind, "tagger_parameters_of": self.kind,
+            "strategy": self.chosen_strategy, "strategy_parameters_of": self.chosen_strategy,
             "batch_size": project.batch_size, "self_training": project.self_training,
-            "self_training_policy": project.self_training_policy,
             "recall_bias_beta": "" if project.recall_bias_beta is None else f"{project.recall_bias_beta:g}",
             "annotators_per_document": project.annotators_per_document,
             "adjudication": project.adjudication, "awaiting_adjudication": project.awaiting_adjudication,
             "control_rate": round(project.control_rate * 100),
             "diverse_batches": project.diverse_batches,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
-            "eponyms": "\n".join(project.eponyms), "gazetteers": project.gazetteers,
+            "eponyms": "\n".join(project.eponyms),
         }
-        return cls(data=data, initial=initial)
+
+    def _same_tagger(self) -> bool:
+        return self.kind == self.project.tagger.get("kind", "crf")
+
+    def _tagger_values(self) -> dict[str, Any]:
+        return dict(self.project.tagger.get("params", {})) if self._same_tagger() else {}
+
+    def _strategy_overrides(self) -> dict[str, Any]:
+        return dict(self.project.strategy_params) if self.chosen_strategy == self.project.strategy else {}
+
+    def _swap(self, target: str) -> dict[str, str]:
+        return {"hx-get": reverse("learning:loop-parameters", args=[self.project.pk]), "hx-target": target,
+                "hx-trigger": "change", "hx-swap": "innerHTML"}
+
+    def _fresh_parameters(self, data):
+        """``data``, and which groups it posted for another tagger or strategy than it names: those fields are
+        replaced by the chosen one's values, to be shown and checked before anything is saved."""
+        if data is None:
+            return None, []
+        stale = []
+        if data.get("tagger_parameters_of") != self.kind:
+            stale.append("tagger_kind")
+        if data.get("strategy_parameters_of") != self.chosen_strategy:
+            stale.append("strategy")
+        if not stale:
+            return data, []
+        data = data.copy()
+        shown = forms.Form()
+        if "tagger_kind" in stale:
+            data["tagger_parameters_of"] = self.kind
+            for name in add_fields(shown, TAGGER_PREFIX, tagger_parameters(self.kind), self._tagger_values()):
+                self._post(data, name, shown.fields[name])
+        if "strategy" in stale:
+            data["strategy_parameters_of"] = self.chosen_strategy
+            params, base = strategy_parameter_values(self.chosen_strategy)
+            for name in add_fields(shown, STRATEGY_PREFIX, params, {**base, **self._strategy_overrides()}):
+                self._post(data, name, shown.fields[name])
+        return data, stale
+
+    @staticmethod
+    def _post(data, name: str, field: forms.Field) -> None:
+        value = as_posted(field, field.initial)
+        if value is None:
+            data.pop(name, None)
+        else:
+            data[name] = value
+
+    # Groups, for the template -----------------------------------------------------------------------------------
+    def _bound(self, names) -> list[forms.BoundField]:
+        return [self[name] for name in names]
+
+    @property
+    def tagger_fields(self) -> list[forms.BoundField]:
+        return self._bound(["tagger_parameters_of", *self.tagger_names])
+
+    @property
+    def strategy_fields(self) -> list[forms.BoundField]:
+        return self._bound(["strategy_parameters_of", *self.strategy_names])
+
+    @property
+    def policy_fields(self) -> list[forms.BoundField]:
+        return self._bound(self.policy_names)
+
+    @property
+    def gazetteer_fields(self) -> list[forms.BoundField]:
+        return self._bound(self.gazetteer_names)
+
+    # Checking -------------------------------------------------------------------------------------------------
+    def clean_eponyms(self) -> list[str]:
+        return _checked_entries(_entries(self.cleaned_data["eponyms"]))
 
     def clean(self):
         data = super().clean()
-        if "tagger_kind" in data and "tagger_params" in data:
-            try:
-                tagger_factory(data["tagger_kind"], **data["tagger_params"])
-            except (UnknownTaggerError, TypeError, ValueError) as error:
-                self.add_error("tagger_params", str(error))
-        if "strategy" in data and "strategy_params" in data:
-            params = data["strategy_params"]
-            if data["strategy"] == ROI_MEASURED:
-                unknown = sorted(set(params) - {"value_seconds"})
-                value = params.get("value_seconds", 1)
-                if unknown:
-                    self.add_error("strategy_params", f"ROI (measured costs) takes only value_seconds, not "
-                                                      f"{', '.join(unknown)}")
-                elif not isinstance(value, (int, float)) or value <= 0:
-                    self.add_error("strategy_params", "value_seconds must be a positive number")
-            else:
-                try:
-                    get_strategy(data["strategy"], **params)
-                except (UnknownStrategyError, TypeError, ValueError) as error:
-                    self.add_error("strategy_params", str(error))
-        for name, entries in (data.get("gazetteers") or {}).items():
-            if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
-                self.add_error("gazetteers", f"{name!r} must be a list of non-empty strings")
-        for key, value in (data.get("self_training_policy") or {}).items():
-            kind = SELF_TRAINING_POLICY_KEYS.get(key)
-            if kind is None:
-                self.add_error("self_training_policy", f"unknown key {key!r}")
-            elif not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-                if not (kind is float and isinstance(value, int) and not isinstance(value, bool)):
-                    self.add_error("self_training_policy", f"{key} must be a {kind.__name__}")
+        for name in self._stale:
+            self.add_error(name, "the parameters below are now those of your choice: check them and save again")
+        self._add_uploads(data)
+        total = sum(len(data.get(name) or []) for name in self.gazetteer_names)
+        if total > MAX_GAZETTEER_ENTRIES:
+            self.add_error(None, f"the gazetteers hold {total:,} entries together; at most "
+                                 f"{MAX_GAZETTEER_ENTRIES:,} are allowed")
+        if not self._errors:
+            self._check_with_the_core(data)
         return data
+
+    def _add_uploads(self, data: dict) -> None:
+        for name in self.gazetteer_names:
+            if name in data:
+                try:
+                    data[name] = _checked_entries(_entries(data[name]))
+                except forms.ValidationError as error:
+                    self.add_error(name, error)
+                    data.pop(name, None)
+        if data.get("eponyms_file"):
+            try:
+                added = _entries(_uploaded_text(data["eponyms_file"]))
+                data["eponyms"] = _checked_entries(list(dict.fromkeys([*data.get("eponyms", []), *added])))
+            except forms.ValidationError as error:
+                self.add_error("eponyms_file", error)
+        if data.get("gazetteer_file"):
+            label = data.get("gazetteer_file_label")
+            target = f"{GAZETTEER_PREFIX}-{label}"
+            if target not in self.gazetteer_names:
+                self.add_error("gazetteer_file_label", "choose the list the file's entries go to")
+                return
+            try:
+                added = _entries(_uploaded_text(data["gazetteer_file"]))
+                data[target] = _checked_entries(list(dict.fromkeys([*data.get(target, []), *added])))
+            except forms.ValidationError as error:
+                self.add_error("gazetteer_file", error)
+
+    def _check_with_the_core(self, data: dict) -> None:
+        """What the ranges cannot say (a combination the tagger or strategy refuses) is refused here too."""
+        try:
+            tagger_factory(self.kind, **self._tagger_params(data))
+        except (UnknownTaggerError, TypeError, ValueError) as error:
+            self.add_error("tagger_kind", str(error))
+        if self.chosen_strategy != ROI_MEASURED:
+            try:
+                get_strategy(self.chosen_strategy, **self._strategy_params(data))
+            except (UnknownStrategyError, TypeError, ValueError) as error:
+                self.add_error("strategy", str(error))
+
+    # Storing --------------------------------------------------------------------------------------------------
+    def _values(self, data: dict, prefix: str, params) -> dict[str, Any]:
+        return {p.name: data[f"{prefix}-{p.name}"] for p in params if f"{prefix}-{p.name}" in data}
+
+    def _tagger_params(self, data: dict) -> dict[str, Any]:
+        params = tagger_parameters(self.kind)
+        stored = self._tagger_values()
+        shown = {p.name for p in params}
+        internal = {name: value for name, value in stored.items() if name not in shown}
+        return {**internal, **overrides(params, self._values(data, TAGGER_PREFIX, params), kept=stored)}
+
+    def _strategy_params(self, data: dict) -> dict[str, Any]:
+        params, base = strategy_parameter_values(self.chosen_strategy)
+        return overrides(params, self._values(data, STRATEGY_PREFIX, params), base=base,
+                         kept=self._strategy_overrides())
 
     def changes(self) -> dict:
         """The project fields this form sets."""
         data = self.cleaned_data
+        policy = overrides(POLICY_PARAMETERS, self._values(data, POLICY_PREFIX, POLICY_PARAMETERS),
+                           kept=self.project.self_training_policy)
+        gazetteers = {self.gazetteer_names[name]: data[name] for name in self.gazetteer_names if data.get(name)}
         return {
-            "tagger": {"kind": data["tagger_kind"], "params": data["tagger_params"]},
-            "strategy": data["strategy"], "strategy_params": data["strategy_params"],
+            "tagger": {"kind": self.kind, "params": self._tagger_params(data)},
+            "strategy": self.chosen_strategy, "strategy_params": self._strategy_params(data),
             "batch_size": data["batch_size"], "self_training": data["self_training"],
-            "self_training_policy": data["self_training_policy"], "recall_bias_beta": data["recall_bias_beta"],
+            "self_training_policy": policy, "recall_bias_beta": data["recall_bias_beta"],
             "annotators_per_document": data["annotators_per_document"],
             "adjudication": data["adjudication"], "awaiting_adjudication": data["awaiting_adjudication"],
             "control_rate": data["control_rate"] / 100,
             "diverse_batches": data["diverse_batches"],
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
-            "eponyms": [line.strip() for line in data["eponyms"].splitlines() if line.strip()],
-            "gazetteers": {name: [entry.strip() for entry in entries]
-                           for name, entries in data["gazetteers"].items()},
+            "eponyms": data["eponyms"], "gazetteers": gazetteers,
         }

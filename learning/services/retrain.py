@@ -39,7 +39,9 @@ from corpus.types import Document as CorpusDocument
 from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
+from learning.core.params import defaults
 from learning.core.pre_annotation import pre_annotations_many
+from learning.core.self_training import POLICY_PARAMETERS
 from learning.core.strategies import Strategy
 from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
 from learning.models import ModelVersion, RetrainJob, SilverSentence
@@ -53,9 +55,6 @@ log = logging.getLogger(__name__)
 
 #: Pool documents per scoring task.
 SHARD_DOCUMENTS = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
-#: Self-training reads at most this many pool documents per retrain (a random sample), unless the
-#: project's policy says otherwise.
-SELF_TRAINING_POOL = 300
 
 
 class NothingToLearn(Exception):
@@ -211,19 +210,19 @@ def unscored_shards(job: RetrainJob) -> list[list[int]]:
 def _self_training_inputs(project: Project, seed: int) -> tuple[list[CorpusDocument], dict[str, Any]]:
     """A random sample of the pool to self-train from (ALGORITHMS.md §2), and the project's policy as
     arguments of ``learning.core.training.train_and_evaluate`` (``dev_fraction``) and of ``self_train``."""
-    policy = dict(project.self_training_policy or {})
-    limit = int(policy.get("max_pool_documents", SELF_TRAINING_POOL))
+    policy = {**defaults(POLICY_PARAMETERS), **(project.self_training_policy or {})}
+    limit = int(policy["max_pool_documents"])
     ids, pool = unlabelled_pool(project=project)
     if len(pool) > limit:
         keep = sorted(np.random.default_rng(seed).choice(len(pool), size=limit, replace=False).tolist())
         ids, pool = [ids[i] for i in keep], [pool[i] for i in keep]
     unlabelled = [CorpusDocument(document.text, (), str(document_id)) for document_id, document in zip(ids, pool)]
     return unlabelled, {
-        "dev_fraction": float(policy.get("dev_fraction", 0.2)),
-        "selection": bool(policy.get("selection", True)),
-        "target_precision": float(policy.get("target_precision", 0.99)),
-        "target_recall": float(policy.get("target_recall", 0.98)),
-        "max_iterations": int(policy.get("iterations", 1)),
+        "dev_fraction": float(policy["dev_fraction"]),
+        "selection": bool(policy["selection"]),
+        "target_precision": float(policy["target_precision"]),
+        "target_recall": float(policy["target_recall"]),
+        "max_iterations": int(policy["iterations"]),
     }
 
 

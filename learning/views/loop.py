@@ -3,8 +3,9 @@ settings the next retrain will use, the measured costs and the top of the rankin
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.permissions import managed_project
 from annotator.selectors import settings_history
@@ -17,7 +18,10 @@ from learning.tasks import request_lead_retrain
 @require_http_methods(["GET", "POST"])
 def loop(request, project_id: int):
     project = managed_project(request.user, project_id)
-    form = LoopSettingsForm.for_project(project, data=request.POST if request.method == "POST" else None)
+    if request.method == "POST":
+        form = LoopSettingsForm(request.POST, request.FILES, project=project)
+    else:
+        form = LoopSettingsForm(project=project)
     if request.method == "POST" and form.is_valid():
         changed = update_settings(project=project, user=request.user, changes=form.changes())
         if changed:
@@ -31,6 +35,25 @@ def loop(request, project_id: int):
         "project": project, "form": form, "history": settings_history(project=project),
         **loop_state(project=project),
     }, status=400 if request.method == "POST" else 200)
+
+
+@require_GET
+def loop_parameters(request, project_id: int):
+    """The fields of the tagger (``?tagger_kind=``) or strategy (``?strategy=``) a lead has just chosen."""
+    project = managed_project(request.user, project_id)
+    kind, strategy = request.GET.get("tagger_kind"), request.GET.get("strategy")
+    form = LoopSettingsForm(project=project, tagger_kind=kind, strategy=strategy)
+    if kind is not None:
+        if form.kind != kind:
+            return HttpResponseBadRequest(f"unknown tagger {kind!r}")
+        fields = form.tagger_fields
+    elif strategy is not None:
+        if form.chosen_strategy != strategy:
+            return HttpResponseBadRequest(f"unknown query strategy {strategy!r}")
+        fields = form.strategy_fields
+    else:
+        return HttpResponseBadRequest("name a tagger_kind or a strategy")
+    return render(request, "learning/_loop_parameters.html", {"fields": fields})
 
 
 @require_POST

@@ -31,8 +31,13 @@ def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server
     assert "LCUB_6" in state.locator("section", has_text="Ranking").inner_text()
     screenshot(page, "loop-state")
 
+    # Choosing a strategy brings its own fields: ROI with measured costs takes the value of a correction.
+    assert page.input_value("input[name=strategy-theta]") == "0.6"
     page.select_option("select[name=strategy]", "ROI_measured")
-    page.fill("textarea[name=strategy_params]", '{"value_seconds": 45}')
+    page.wait_for_selector("input[name=strategy-value_seconds]")
+    assert page.locator("input[name=strategy-theta]").count() == 0
+    assert page.input_value("input[name=strategy-value_seconds]") == "30.0"
+    page.fill("input[name=strategy-value_seconds]", "45")
     page.fill("input[name=batch_size]", "10")
     page.click("form.settings button[type=submit]")
     page.wait_for_load_state()
@@ -48,12 +53,26 @@ def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server
     page.locator("#history").scroll_into_view_if_needed()
     screenshot(page, "loop-settings-changed")
 
-    # A parameter the strategy does not take is refused where it was typed, and nothing changes.
+    # The tagger's fields follow the tagger chosen.
+    page.select_option("select[name=tagger_kind]", "unigram")
+    page.wait_for_selector("input[name=tagger-lowercase]")
+    assert page.locator("input[name=tagger-c1]").count() == 0
+    page.select_option("select[name=tagger_kind]", "crf")
+    page.wait_for_selector("input[name=tagger-c1]")
+
+    # A value out of its range is refused where it was typed, with its range, and nothing changes.
     page.select_option("select[name=strategy]", "ELB_3")
-    page.fill("textarea[name=strategy_params]", '{"theta": 0.5}')
+    page.wait_for_selector("input[name=strategy-rho]")
+    page.fill("input[name=strategy-rho]", "-0.5")
+    page.fill("input[name=batch_size]", "12")
     page.click("form.settings button[type=submit]")
     page.wait_for_load_state()
-    assert "takes no parameter" in page.locator(".field.invalid").inner_text()
+    invalid = page.locator(".field.invalid")
+    assert invalid.count() == 1 and invalid.locator("input[name=strategy-rho]").count() == 1
+    assert "Rho must be between 0 and 10" in invalid.inner_text()
     project.refresh_from_db()
-    assert project.strategy == "ROI_measured"
+    assert (project.strategy, project.strategy_params, project.batch_size) == (
+        "ROI_measured", {"value_seconds": 45}, 10)
+    invalid.scroll_into_view_if_needed()
+    screenshot(page, "loop-settings-refused")
     assert page.script_errors == []

@@ -104,6 +104,9 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # An empty settings form is shown again with its errors (400), nothing saved.
     ("learning:loop", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
                                 "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # The fields of a tagger or strategy just chosen; asked for without naming one: 400 for those who may see it.
+    ("learning:loop-parameters", "GET"): {"own": (LOGIN, 404, 403, 403, 400, 400),
+                                          "other": (LOGIN, 404, 404, 404, 404, 400)},
     # POST only: the method is refused before the project is looked up, the same for every id.
     ("learning:retrain", "GET"): {"own": (LOGIN, 405, 405, 405, 405, 405),
                                   "other": (LOGIN, 405, 405, 405, 405, 405)},

@@ -16,6 +16,7 @@ from annotator.selectors import gold_documents
 from learning.services import jobs, retrain as services
 from learning.selectors.measured_costs import ROI_MEASURED, project_strategy
 from learning.models import ModelVersion, RetrainJob, SilverSentence
+from tests.html_forms import form_values
 
 pytestmark = pytest.mark.django_db
 
@@ -209,29 +210,35 @@ def test_the_loop_page_and_api_for_leads_only(project, users, client, api_as):
 
 def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, users, client):
     client.force_login(users["lead"])
-    form = {"tagger_kind": "crf", "tagger_params": '{"max_iterations": 30}', "strategy": "ELB_3",
-            "strategy_params": "", "batch_size": "5", "recall_bias_beta": "", "annotators_per_document": "1",
-            "self_training_policy": "", "assignment_timeout_minutes": "60", "eponyms": "Parkinson\n Alzheimer \n",
-            "gazetteers": '{"hospitals": ["Hospital La Paz"]}', "adjudication": "majority",
-            "awaiting_adjudication": "agreed", "control_rate": "5"}
-    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "control_rate": "80"})
+    url = f"/projects/{project.pk}/loop/"
+    shown = form_values(client.get(url).content.decode(), "settings")
+    assert shown["tagger-max_iterations"] == "50" and shown["strategy-theta"] == "0.6"
+    # ELB_3 is chosen with the fields its choice brings (what the page fetches when the strategy changes).
+    elb = form_values("<form class='settings'>" + client.get(
+        f"/projects/{project.pk}/loop/parameters/", {"strategy": "ELB_3"}).content.decode() + "</form>", "settings")
+    assert elb == {"strategy_parameters_of": "ELB_3", "strategy-rho": "0.1"}
+    form = {**{k: v for k, v in shown.items() if not k.startswith("strategy-")}, **elb,
+            "tagger-max_iterations": "30", "strategy": "ELB_3", "batch_size": "5",
+            "eponyms": "Parkinson\n Alzheimer \n", "gazetteer-HOSPITAL": "Hospital La Paz\n\n",
+            "adjudication": "majority", "awaiting_adjudication": "agreed", "control_rate": "5"}
+    bad = client.post(url, {**form, "control_rate": "80"})
     assert bad.status_code == 400 and "less than or equal to 50" in bad.content.decode()
-    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "strategy_params": '{"theta": 0.5}'})
-    assert bad.status_code == 400 and "takes no parameter" in bad.content.decode()
-    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "tagger_params": '{"max_iter": 5}'})
-    assert "takes no parameter" in bad.content.decode()
-    bad = client.post(f"/projects/{project.pk}/loop/", {**form, "gazetteers": '{"hospitals": "La Paz"}'})
-    assert "must be a list" in bad.content.decode()
+    bad = client.post(url, {**form, "strategy-rho": "-0.5"})
+    assert bad.status_code == 400 and "Rho must be between 0 and 10" in bad.content.decode()
+    bad = client.post(url, {**form, "tagger-max_iterations": "0"})
+    assert bad.status_code == 400 and "Max iterations must be between 1 and 1,000" in bad.content.decode()
+    bad = client.post(url, {**form, "gazetteer-HOSPITAL": "x" * 201})
+    assert bad.status_code == 400 and "at most 200 are allowed" in bad.content.decode()
     project.refresh_from_db()
     assert project.strategy == "LCUB_6" and not AuditEvent.objects.filter(detail__has_key="settings").exists()
 
-    assert client.post(f"/projects/{project.pk}/loop/", form).status_code == 302
+    assert client.post(url, form).status_code == 302
     project.refresh_from_db()
-    assert project.strategy == "ELB_3" and project.batch_size == 5
+    assert project.strategy == "ELB_3" and project.batch_size == 5 and project.strategy_params == {}
     assert project.tagger == {"kind": "crf", "params": {"max_iterations": 30}}
     event = AuditEvent.objects.get(detail__has_key="settings")
     assert event.user == users["lead"] and event.detail["settings"]["strategy"] == ["LCUB_6", "ELB_3"]
-    assert project.eponyms == ["Parkinson", "Alzheimer"] and project.gazetteers == {"hospitals": ["Hospital La Paz"]}
+    assert project.eponyms == ["Parkinson", "Alzheimer"] and project.gazetteers == {"HOSPITAL": ["Hospital La Paz"]}
     assert (project.adjudication, project.awaiting_adjudication, project.control_rate) == ("majority", "agreed", 0.05)
     history = client.get(f"/projects/{project.pk}/loop/").content.decode()
     assert "Changes to the settings" in history and "ELB_3" in history and "lea" in history

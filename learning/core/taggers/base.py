@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from typing import Any, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
 from corpus.bio import OUTSIDE, bio_labels, bio_to_spans, label_of, spans_to_bio
 from corpus.text import Token, tokenize
 from corpus.types import Document, Span
+from learning.core.params import Param
 
 __all__ = [
     "Tagger",
@@ -62,7 +63,14 @@ class BaseTagger(ABC):
     name, doing nothing else there; learning happens in ``fit``, whose results are attributes ending in
     ``_``.  It implements ``fit`` and ``predict_marginals``; ``predict_tags`` and ``predict`` here take
     the most probable label of every token, and a tagger with a better decoder (Viterbi) overrides them.
+
+    ``PARAMETERS`` describes the parameters a person may set (type, range, default, help; the settings form
+    is built from it) and ``INTERNAL_PARAMETERS`` names the others, which the program sets; between them they
+    cover ``__init__``.
     """
+
+    PARAMETERS: ClassVar[tuple[Param, ...]] = ()
+    INTERNAL_PARAMETERS: ClassVar[frozenset[str]] = frozenset()
 
     labels_: list[str]
 

@@ -21,6 +21,7 @@ from learning.core._compat import crfsuite as crfsuite_compat
 from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
 from learning.core.marginals import forward_backward_time_major, length_batches
+from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags
 from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
 from corpus.text import Token
@@ -56,6 +57,23 @@ class CRFTagger(BaseTagger):
     sklearn-crfsuite model), ``attributes_`` (the model's attribute strings by id), ``state_weights_``
     (attributes x labels) and ``transition_weights_`` (labels x labels, from row to column).
     """
+
+    PARAMETERS = (
+        Param("c1", float, 0.1, "L1 regularisation: higher keeps fewer features (0.02-0.1 did best on MEDDOCAN)",
+              minimum=0.0, maximum=10.0),
+        Param("c2", float, 0.05, "L2 regularisation: higher keeps the weights smaller (0.01-0.1 did best)",
+              minimum=0.0, maximum=10.0),
+        Param("max_iterations", int, 50, "L-BFGS iterations of a full fit; 100 takes twice as long for no gain",
+              minimum=1, maximum=1000),
+        Param("epsilon", float, 1e-5, "a full fit stops once the objective improves by less than this share",
+              minimum=1e-10, maximum=0.1),
+        Param("all_possible_transitions", bool, True,
+              "also weigh label transitions never seen in training (such as O → I-NAME)"),
+    )
+    # The gazetteers are the project's own setting; the rest is the live loop's refit policy and cache.
+    INTERNAL_PARAMETERS = frozenset({
+        "gazetteers", "feature_cache", "warm_start", "warm_iterations", "refit_every", "refit_growth", "cold_refit",
+    })
 
     def __init__(
         self,

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from corpus.bio import OUTSIDE
+from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, gold_tags, labels_from_tags
 from corpus.text import tokenize
 from corpus.types import Document
@@ -21,6 +22,10 @@ class UnigramTagger(BaseTagger):
     training (a one-hot 'O' row for unseen forms), so the argmax is the most frequent label; ties go to
     the label listed first in ``labels_`` ('O' first).
     """
+
+    PARAMETERS = (
+        Param("lowercase", bool, True, "count \"Madrid\" and \"MADRID\" as one form"),
+    )
 
     def __init__(self, lowercase: bool = True) -> None:
         self.lowercase = lowercase
