@@ -85,6 +85,14 @@ class NewProjectForm(forms.Form):
         super().__init__(data, **kwargs)
         self.rows = label_rows(data)
 
+    LEARNING = ("tagger", "strategy")
+
+    def project_fields(self):
+        return [self[name] for name in self.fields if name not in self.LEARNING]
+
+    def learning_fields(self):
+        return [self[name] for name in self.LEARNING]
+
     def is_valid(self) -> bool:
         return all([super().is_valid(), self.rows.is_valid()]) and self._schema_has_labels()
 

@@ -76,3 +76,37 @@ def test_an_admin_creates_a_project_imports_with_an_evaluation_share_and_lands_o
     assert AuditEvent.objects.filter(project_id=project.pk, user=admin, detail__has_key="project_created").exists()
     screenshot(page, "new-project-imported")
     assert page.script_errors == []
+
+
+def test_the_workbench_labels_with_the_keys_and_colours_a_lead_chose(live_server, new_page):
+    from annotator.services.labels import restyle_label
+    from tests.browser.conftest import Record, ask_for_next_record, make_user, seed_project
+
+    ana = make_user("ana")
+    text = "Paciente Juan Pérez, nacido el 12/03/1960 en Sevilla."
+    project = seed_project(name="Keys", labels=["NAME", "DATE", "CITY"], annotators=[ana],
+                           records=[Record(name="n1", text=text, suggestions=[("Juan Pérez", "NAME", 0.9)])])
+    restyle_label(project=project, user=None, label="DATE", colour="#00cc44", key="f")
+    page = new_page()
+    log_in(page, live_server.url, "ana", f"/projects/{project.pk}/annotate/")
+    ask_for_next_record(page)
+    page.wait_for_selector("#wb[data-ready=true]")
+    assert page.locator('.wb-label[data-label-key="DATE"] kbd').inner_text() == "f"
+    assert page.locator('.wb-label[data-label-key="CITY"] kbd').inner_text() == "3"
+    hue = page.evaluate("getComputedStyle(document.querySelector('.wb-label[data-label-key=DATE] .wb-swatch'))"
+                        ".getPropertyValue('--h').trim()")
+    assert hue == "140"  # the hue of #00cc44
+
+    def label_of_the_name() -> list[str]:
+        spans = page.evaluate("window.deidloopWorkbench.state()")["spans"]
+        return [s["label"] for s in spans if text[s["start"]:s["end"]] == "Juan Pérez"]
+
+    page.keyboard.press("Tab")  # focus the first suggestion, the name
+    page.keyboard.press("f")
+    assert label_of_the_name() == ["DATE"]
+    page.keyboard.press("2")  # DATE's digit went with its new key
+    assert "No label on key 2" in page.locator("#wb-message").inner_text()
+    assert label_of_the_name() == ["DATE"]
+    page.keyboard.press("1")
+    assert label_of_the_name() == ["NAME"]
+    assert page.script_errors == []

@@ -334,3 +334,21 @@ def test_a_share_with_the_evaluation_box_ticked_is_refused(users):
         "format": "brat", "evaluation_percent": "95", "files": brat_upload(5)})
     assert response.status_code == 400
     assert Document.objects.filter(project=project).count() == 0
+
+
+def test_a_rename_asks_for_a_retrain_once_committed_when_a_model_suggests_the_old_name(
+        phone_project, users, django_capture_on_commit_callbacks):
+    from learning.models import RetrainJob
+
+    with django_capture_on_commit_callbacks() as after_rename:
+        rename_label(project=phone_project, user=users["lead"], old="NAME", new="PERSON")
+    assert after_rename == []  # no current model: nothing suggests the old name
+    ModelVersion.objects.filter(project=phone_project).update(is_current=True)
+    with django_capture_on_commit_callbacks() as after_rename:
+        rename_label(project=phone_project, user=users["lead"], old="PHONE", new="TELEPHONE")
+    assert RetrainJob.objects.filter(project=phone_project).count() == 0  # not before the rename commits
+    with django_capture_on_commit_callbacks() as sending:  # the task is sent once the job commits; not here
+        for callback in after_rename:
+            callback()
+    job = RetrainJob.objects.get(project=phone_project)
+    assert (job.reason, job.requested_by, len(sending)) == (RetrainJob.Reason.LEAD, users["lead"], 1)
