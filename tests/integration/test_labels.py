@@ -352,3 +352,16 @@ def test_a_rename_asks_for_a_retrain_once_committed_when_a_model_suggests_the_ol
             callback()
     job = RetrainJob.objects.get(project=phone_project)
     assert (job.reason, job.requested_by, len(sending)) == (RetrainJob.Reason.LEAD, users["lead"], 1)
+
+
+def test_the_api_sets_a_share_aside_and_refuses_it_with_evaluation(users, api_as):
+    project = create_project(name="Split", labels=["NAME", "PHONE", "EMAIL"], created_by=users["lead"])
+    client = api_as(users["lead"])
+    refused = client.post(f"/api/projects/{project.pk}/import/", {
+        "format": "brat", "evaluation": "true", "evaluation_share": "0.2", "files": brat_upload(5)}, format="multipart")
+    assert refused.status_code == 400 and "evaluation_share" in refused.json()
+    response = client.post(f"/api/projects/{project.pk}/import/", {
+        "format": "brat", "evaluation_share": "0.5", "files": brat_upload(8)}, format="multipart")
+    assert response.status_code == 201, response.content
+    assert (response.json()["created"], response.json()["evaluation"]) == (8, 4)
+    assert Document.objects.filter(project=project, role="evaluation").count() == 4
