@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.special import entr
 
-from learning.core.params import Param
+from learning.core.params import Param, defaults
 
 __all__ = [
     "EMPTY_SCORE",
@@ -43,6 +43,7 @@ __all__ = [
     "lcub",
     "parse_strategy",
     "roi",
+    "strategy_defaults",
     "strategy_parameters",
     "token_elb",
     "token_entropy",
@@ -294,9 +295,15 @@ def _named(name: str) -> Strategy:
 
 
 def strategy_parameters(name: str) -> tuple[Param, ...]:
-    """The parameters of the strategy called ``name`` (a preset or a kind), with their ranges; a preset's own
-    values are ``get_strategy(name).params``, the defaults of a kind are the values that did best."""
+    """The parameters of the strategy called ``name`` (a preset or a kind), with their ranges."""
     return _KINDS[_named(name).kind][1]
+
+
+def strategy_defaults(name: str) -> dict[str, float]:
+    """The values of :func:`strategy_parameters` unless a lead says otherwise: a preset's own, else the values
+    that did best in the studies."""
+    strategy = _named(name)
+    return {**defaults(_KINDS[strategy.kind][1]), **strategy.params}
 
 
 def parse_strategy(spec: str) -> Strategy:

@@ -10,6 +10,7 @@ reaches projects that never chose otherwise. Word lists are one entry per line, 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -20,7 +21,7 @@ from learning.core.costs import MEASURED_ROI_PARAMETERS
 from learning.core.params import Param, defaults, overrides
 from learning.core.registry import TAGGERS, UnknownTaggerError, tagger_class, tagger_factory
 from learning.core.self_training import POLICY_PARAMETERS
-from learning.core.strategies import UnknownStrategyError, get_strategy, strategy_parameters
+from learning.core.strategies import UnknownStrategyError, get_strategy, strategy_defaults, strategy_parameters
 from learning.forms.parameters import add_fields, as_posted
 from learning.selectors.measured_costs import ROI_MEASURED, strategy_choices
 
@@ -45,7 +46,7 @@ def strategy_parameter_values(strategy: str) -> tuple[tuple[Param, ...], dict[st
     """The parameters a lead may set for ``strategy`` and the values it has unless told otherwise (a preset's)."""
     if strategy == ROI_MEASURED:
         return MEASURED_ROI_PARAMETERS, defaults(MEASURED_ROI_PARAMETERS)
-    return strategy_parameters(strategy), dict(get_strategy(strategy).params)
+    return strategy_parameters(strategy), strategy_defaults(strategy)
 
 
 def _entries(text: str) -> list[str]:
@@ -76,6 +77,39 @@ def _checked_entries(entries: list[str]) -> list[str]:
             raise forms.ValidationError(f"entry {number} ({entry[:30]}…) is {len(entry):,} characters long; at "
                                         f"most {MAX_ENTRY_CHARS} are allowed")
     return entries
+
+
+@dataclass(frozen=True)
+class _Group:
+    """The fields of the chosen tagger or strategy: ``choice`` is the field that chooses, ``marker`` the hidden
+    field saying whose fields the page shows, ``values`` what they show."""
+
+    choice: str
+    marker: str
+    chosen: str
+    prefix: str
+    params: tuple[Param, ...]
+    values: dict[str, Any]
+
+
+def _with_fresh_parameters(data, groups: tuple[_Group, ...]):
+    """``data``, and the groups it posted for another tagger or strategy than the one it names (a page without
+    scripts): their fields are replaced by the chosen one's values, to be shown and checked before anything is
+    saved."""
+    stale = [group for group in groups if data is not None and data.get(group.marker) != group.chosen]
+    if not stale:
+        return data, []
+    data = data.copy()
+    for group in stale:
+        data[group.marker] = group.chosen
+        for param in group.params:
+            posted = as_posted(param, group.values.get(param.name, param.default))
+            name = f"{group.prefix}-{param.name}"
+            if posted is None:
+                data.pop(name, None)
+            else:
+                data[name] = posted
+    return data, [group.choice for group in stale]
 
 
 class LoopSettingsForm(forms.Form):
@@ -128,16 +162,18 @@ class LoopSettingsForm(forms.Form):
     def __init__(self, data=None, files=None, *, project: Project, tagger_kind: str | None = None,
                  strategy: str | None = None) -> None:
         self.project = project
+        strategies = dict.fromkeys([*dict(strategy_choices()), project.strategy])  # a strategy set elsewhere stays
         stored_kind = project.tagger.get("kind", "crf")
         kind = tagger_kind or (data or {}).get("tagger_kind") or stored_kind
         self.kind = kind if kind in TAGGERS else stored_kind
         chosen = strategy or (data or {}).get("strategy") or project.strategy
-        self.chosen_strategy = chosen if chosen in dict(strategy_choices()) else project.strategy
-        data, self._stale = self._fresh_parameters(data)
+        self.chosen_strategy = chosen if chosen in strategies else project.strategy
+        groups = self._parameter_groups()
+        data, self._stale = _with_fresh_parameters(data, groups)
         super().__init__(data, files, initial=self._initial())
-        self.tagger_names = add_fields(self, TAGGER_PREFIX, tagger_parameters(self.kind), self._tagger_values())
-        params, base = strategy_parameter_values(self.chosen_strategy)
-        self.strategy_names = add_fields(self, STRATEGY_PREFIX, params, {**base, **self._strategy_overrides()})
+        self.fields["strategy"].choices = [(name, dict(strategy_choices()).get(name, name)) for name in strategies]
+        self.tagger_names, self.strategy_names = (add_fields(self, group.prefix, group.params, group.values)
+                                                  for group in groups)
         self.policy_names = add_fields(self, POLICY_PREFIX, POLICY_PARAMETERS,
                                        {**defaults(POLICY_PARAMETERS), **project.self_training_policy})
         self.gazetteer_names = {}
@@ -169,11 +205,18 @@ class LoopSettingsForm(forms.Form):
             "eponyms": "\n".join(project.eponyms),
         }
 
-    def _same_tagger(self) -> bool:
-        return self.kind == self.project.tagger.get("kind", "crf")
+    def _parameter_groups(self) -> tuple[_Group, _Group]:
+        params, base = strategy_parameter_values(self.chosen_strategy)
+        return (
+            _Group("tagger_kind", "tagger_parameters_of", self.kind, TAGGER_PREFIX, tagger_parameters(self.kind),
+                   {**defaults(tagger_parameters(self.kind)), **self._tagger_values()}),
+            _Group("strategy", "strategy_parameters_of", self.chosen_strategy, STRATEGY_PREFIX, params,
+                   {**base, **self._strategy_overrides()}),
+        )
 
     def _tagger_values(self) -> dict[str, Any]:
-        return dict(self.project.tagger.get("params", {})) if self._same_tagger() else {}
+        same = self.kind == self.project.tagger.get("kind", "crf")
+        return dict(self.project.tagger.get("params", {})) if same else {}
 
     def _strategy_overrides(self) -> dict[str, Any]:
         return dict(self.project.strategy_params) if self.chosen_strategy == self.project.strategy else {}
@@ -181,39 +224,6 @@ class LoopSettingsForm(forms.Form):
     def _swap(self, target: str) -> dict[str, str]:
         return {"hx-get": reverse("learning:loop-parameters", args=[self.project.pk]), "hx-target": target,
                 "hx-trigger": "change", "hx-swap": "innerHTML"}
-
-    def _fresh_parameters(self, data):
-        """``data``, and which groups it posted for another tagger or strategy than it names: those fields are
-        replaced by the chosen one's values, to be shown and checked before anything is saved."""
-        if data is None:
-            return None, []
-        stale = []
-        if data.get("tagger_parameters_of") != self.kind:
-            stale.append("tagger_kind")
-        if data.get("strategy_parameters_of") != self.chosen_strategy:
-            stale.append("strategy")
-        if not stale:
-            return data, []
-        data = data.copy()
-        shown = forms.Form()
-        if "tagger_kind" in stale:
-            data["tagger_parameters_of"] = self.kind
-            for name in add_fields(shown, TAGGER_PREFIX, tagger_parameters(self.kind), self._tagger_values()):
-                self._post(data, name, shown.fields[name])
-        if "strategy" in stale:
-            data["strategy_parameters_of"] = self.chosen_strategy
-            params, base = strategy_parameter_values(self.chosen_strategy)
-            for name in add_fields(shown, STRATEGY_PREFIX, params, {**base, **self._strategy_overrides()}):
-                self._post(data, name, shown.fields[name])
-        return data, stale
-
-    @staticmethod
-    def _post(data, name: str, field: forms.Field) -> None:
-        value = as_posted(field, field.initial)
-        if value is None:
-            data.pop(name, None)
-        else:
-            data[name] = value
 
     # Groups, for the template -----------------------------------------------------------------------------------
     def _bound(self, names) -> list[forms.BoundField]:

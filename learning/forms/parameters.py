@@ -51,8 +51,8 @@ def add_fields(form: forms.BaseForm, prefix: str, params: Iterable[Param], value
     return names
 
 
-def as_posted(field: forms.Field, value: Any) -> str | None:
-    """``value`` as a browser would post it in ``field`` (None: not posted, an unticked box)."""
-    if isinstance(field, forms.BooleanField):
+def as_posted(param: Param, value: Any) -> str | None:
+    """``value`` as a browser posts it in the field of ``param`` (None: not posted, an unticked box)."""
+    if param.type is bool:
         return "on" if value else None
-    return "" if value is None else str(value)
+    return str(value)

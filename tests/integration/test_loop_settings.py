@@ -160,3 +160,14 @@ def test_choosing_another_tagger_or_strategy_brings_its_own_fields(lead, project
     project.refresh_from_db()
     assert project.tagger == {"kind": "unigram", "params": {}}
     assert (project.strategy, project.strategy_params) == ("ELB_2", {})
+
+
+def test_a_strategy_set_outside_the_page_is_shown_and_kept(lead, project):
+    project.strategy, project.strategy_params = "lcub", {"theta": 0.45}  # a kind, as the command line names it
+    project.save()
+    shown = _shown(lead, project)
+    assert shown["strategy"] == "lcub" and shown["strategy-theta"] == "0.45"
+    assert lead.post(_url(project), shown).status_code == 302
+    project.refresh_from_db()
+    assert (project.strategy, project.strategy_params) == ("lcub", {"theta": 0.45})
+    assert not AuditEvent.objects.filter(project=project, detail__has_key="settings").exists()

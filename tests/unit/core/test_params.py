@@ -11,7 +11,7 @@ from learning.core.costs import MEASURED_ROI_PARAMETERS, VALUE_SECONDS
 from learning.core.params import Param, defaults, overrides
 from learning.core.registry import TAGGERS, tagger_class
 from learning.core.self_training import POLICY_PARAMETERS
-from learning.core.strategies import PRESETS, get_strategy, strategy_parameters
+from learning.core.strategies import PRESETS, get_strategy, strategy_defaults, strategy_parameters
 
 
 @pytest.mark.parametrize("name", sorted(TAGGERS))
@@ -49,8 +49,10 @@ def test_a_kinds_parameters_and_defaults():
         ("theta", 0.6, 0.0, 1.0)]
     assert [p.name for p in strategy_parameters("roi")] == ["nc_fn", "nc_fp", "c_t"]
     assert strategy_parameters("random") == () and strategy_parameters("LC_SUM") == ()
-    # The kind's defaults make a working strategy: the best θ of the trial records.
-    assert get_strategy("lcub", **defaults(strategy_parameters("lcub"))).params == {"theta": 0.6}
+    # A preset's values, else the kind's defaults (the best θ of the trial records), which make a working strategy.
+    assert strategy_defaults("LCUB_4") == {"theta": 0.4} and strategy_defaults("lcub") == {"theta": 0.6}
+    assert strategy_defaults("roi") == {"nc_fn": 0.1, "nc_fp": 0.1, "c_t": 0.01} and strategy_defaults("random") == {}
+    assert get_strategy("lcub", **strategy_defaults("lcub")).params == {"theta": 0.6}
 
 
 def test_measured_roi_and_the_self_training_policy_defaults():
