@@ -75,6 +75,19 @@ def test_an_admin_creates_a_project_imports_with_an_evaluation_share_and_lands_o
     assert held == {"PATIENT", "PHONE"}
     assert AuditEvent.objects.filter(project_id=project.pk, user=admin, detail__has_key="project_created").exists()
     screenshot(page, "new-project-imported")
+
+    # Its Labels page: deleting a label in use is refused with the count; renaming it renames every span.
+    page.click("#labels-link")
+    page.wait_for_url(f"**/projects/{project.pk}/labels/")
+    page.locator('tr[data-label="PHONE"] form.delete button').click()
+    page.wait_for_load_state()
+    assert "PHONE is used by 4 spans in 4 records" in page.locator('tr[data-label="PHONE"]').inner_text()
+    page.locator('tr[data-label="PHONE"] form.rename input[name=name]').fill("TELEPHONE")
+    page.locator('tr[data-label="PHONE"] form.rename button').click()
+    page.wait_for_load_state()
+    assert "Renamed PHONE to TELEPHONE in 4 stored spans of 4 records." in page.locator("div.message").inner_text()
+    assert page.locator('tr[data-label="TELEPHONE"] form.restyle input[name=key]').input_value() == "t"
+    screenshot(page, "labels-page")
     assert page.script_errors == []
 
 
