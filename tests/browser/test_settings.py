@@ -6,7 +6,8 @@ import pytest
 
 from annotator.models import AuditEvent, Document
 from learning.models import ModelVersion
-from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, screenshot
+from annotator.services.projects import create_project
+from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, make_user, outside_the_browser_loop, screenshot
 from tests.seeding import seed_dashboard_project
 
 pytestmark = [
@@ -75,4 +76,37 @@ def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server
         "ROI_measured", {"value_seconds": 45}, 10)
     invalid.scroll_into_view_if_needed()
     screenshot(page, "loop-settings-refused")
+    assert page.script_errors == []
+
+
+def test_a_lead_sets_a_tagger_parameter_and_a_gazetteer_and_a_bad_value_is_refused(live_server, new_page):
+    lead = outside_the_browser_loop(lambda: make_user("typed-lead"))
+    project = outside_the_browser_loop(lambda: create_project(name="Typed", schema="MEDDOCAN", created_by=lead))
+    page = new_page()
+    log_in(page, live_server.url, lead.username, f"/projects/{project.pk}/loop/")
+
+    page.fill("input[name=tagger-max_iterations]", "80")
+    page.locator("summary", has_text="HOSPITAL").click()
+    page.fill("textarea[name=gazetteer-HOSPITAL]", "Hospital La Paz\nClínica Ruber\n")
+    page.click("form.settings button[type=submit]")
+    page.wait_for_load_state()
+    assert "the next retrain uses them" in page.locator(".message").inner_text()
+    project.refresh_from_db()
+    assert project.tagger == {"kind": "crf", "params": {"max_iterations": 80}}
+    assert project.gazetteers == {"HOSPITAL": ["Hospital La Paz", "Clínica Ruber"]}
+    assert page.input_value("input[name=tagger-max_iterations]") == "80"
+    assert page.input_value("textarea[name=gazetteer-HOSPITAL]") == "Hospital La Paz\nClínica Ruber"
+
+    # A regularisation out of its range is refused beside its field; the other change waits with it.
+    page.fill("input[name=tagger-c2]", "12")
+    page.fill("input[name=tagger-max_iterations]", "90")
+    page.click("form.settings button[type=submit]")
+    page.wait_for_load_state()
+    invalid = page.locator(".field.invalid")
+    assert invalid.count() == 1 and invalid.locator("input[name=tagger-c2]").count() == 1
+    assert "C2 must be between 0 and 10" in invalid.inner_text()
+    assert page.input_value("input[name=tagger-max_iterations]") == "90"
+    project.refresh_from_db()
+    assert project.tagger == {"kind": "crf", "params": {"max_iterations": 80}}
+    assert AuditEvent.objects.filter(project=project, detail__has_key="settings").count() == 1
     assert page.script_errors == []
