@@ -87,6 +87,12 @@ class NewProjectForm(forms.Form):
 
     LEARNING = ("tagger", "strategy")
 
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if Project.objects.filter(name=name).exists():
+            raise forms.ValidationError(f"a project named {name!r} exists already")
+        return name
+
     def project_fields(self):
         return [self[name] for name in self.fields if name not in self.LEARNING]
 

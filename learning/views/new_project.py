@@ -19,8 +19,8 @@ def new_project(request):
     if request.method == "POST" and form.is_valid():
         try:
             project = create_project(**form.project_arguments(), created_by=request.user, audited=True)
-        except ProjectError as error:
-            form.add_error("name" if "named" in str(error) else None, str(error))
+        except ProjectError as error:  # e.g. the same name, created by someone else a moment ago
+            form.add_error(None, str(error))
         else:
             messages.success(request, f"Project {project.name} created with {len(project.labels)} labels. "
                                       "Import its records: a share of them can be set aside for evaluation.")
