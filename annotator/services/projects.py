@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from annotator.models import Membership, Project
-from annotator.schemas import CUSTOM, canonical_preset_name, preset_labels
+from annotator.schemas import CUSTOM, LabelError, canonical_preset_name, check_colour, check_key, preset_labels
 
 
 class ProjectError(ValueError):
@@ -31,7 +31,6 @@ def create_project(
     or the defaults. ``audited``: the creation is recorded as ``created_by``'s (a person creating it, not a
     command)."""
     from annotator.models import AuditEvent
-    from annotator.schemas import LabelError, check_colour, check_key
     from annotator.services.audit import record_event
 
     name = name.strip()
