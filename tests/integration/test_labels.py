@@ -365,3 +365,20 @@ def test_the_api_sets_a_share_aside_and_refuses_it_with_evaluation(users, api_as
     assert response.status_code == 201, response.content
     assert (response.json()["created"], response.json()["evaluation"]) == (8, 4)
     assert Document.objects.filter(project=project, role="evaluation").count() == 4
+
+
+def test_an_upload_left_to_a_worker_keeps_its_share(users, settings, tmp_path):
+    from annotator.models import ImportJob
+    from annotator.services.uploads import import_uploaded_files, run_import_job
+
+    settings.DATA_DIR = tmp_path
+    settings.DEIDLOOP_SYNC_IMPORT_BYTES = 0  # every upload goes to a worker
+    project = create_project(name="Split", labels=["NAME", "PHONE", "EMAIL"], created_by=users["lead"])
+    job = import_uploaded_files(project=project, files=brat_upload(10), fmt="brat", evaluation=False,
+                                user=users["lead"], evaluation_share=0.3)
+    assert isinstance(job, ImportJob) and job.evaluation_share == 0.3
+    done = run_import_job(job_id=job.pk)  # what the worker's task runs
+    assert (done.status, done.report["created"], done.report["evaluation"]) == ("done", 10, 3)
+    evaluation = Document.objects.filter(project=project, role=Document.Role.EVALUATION)
+    assert {s["label"] for a in Annotation.objects.filter(document__in=evaluation) for s in a.spans} == {
+        "NAME", "PHONE", "EMAIL"}
