@@ -16,7 +16,8 @@ __all__ = ["Param", "defaults", "overrides"]
 @dataclass(frozen=True)
 class Param:
     """One setting: ``type`` is ``bool``, ``int``, ``float`` or ``str``; ``minimum``/``maximum`` bound a number
-    (inclusive; ``None`` is unbounded); ``choices`` are the values a ``str`` may take."""
+    (inclusive; ``None`` is unbounded); ``choices`` are the values a ``str`` may take; ``title`` is what a person
+    reads where the name does not say it (the papers' symbols)."""
 
     name: str
     type: type
@@ -25,6 +26,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] = ()
+    title: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in (bool, int, float, str):
@@ -38,7 +40,9 @@ class Param:
 
     @property
     def label(self) -> str:
-        """The name as a person reads it: ``max_iterations`` → ``Max iterations``."""
+        """``title``, else the name as a person reads it: ``max_iterations`` → ``Max iterations``."""
+        if self.title:
+            return self.title
         words = self.name.replace("_", " ")
         return words[:1].upper() + words[1:]
 

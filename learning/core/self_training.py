@@ -58,10 +58,10 @@ THRESHOLD_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999)
 #: :func:`self_train` (and the development split of ``learning.core.training``) runs.
 POLICY_PARAMETERS = (
     Param("max_pool_documents", int, 300, "pool records drawn at random to take silver sentences from",
-          minimum=1, maximum=100_000),
+          minimum=1, maximum=100_000, title="Pool records to label"),
     Param("iterations", int, 1, "rounds of labelling the pool and retraining", minimum=1, maximum=20),
     Param("dev_fraction", float, 0.2, "share of the gold held out to set the thresholds and watch F1",
-          minimum=0.05, maximum=0.5),
+          minimum=0.05, maximum=0.5, title="Development share"),
     Param("selection", bool, True, "keep only sentences whose every token clears its threshold (off: add "
           "every machine-labelled sentence at once, variant NS)"),
     Param("target_precision", float, 0.99, "PHI precision the kept sentences must reach on the held-out gold",

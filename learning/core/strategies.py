@@ -153,13 +153,14 @@ def _random(marginals: np.ndarray, o_index: int | None = None) -> float:
 
 # The parameters of the kinds (ALGORITHMS.md §1); the defaults are the values that did best in the studies.
 _THETA = Param("theta", float, 0.6, "only tokens whose most likely label is below θ count (best: 0.6 on trial "
-               "records, 0.4 on i2b2)", minimum=0.0, maximum=1.0)
+               "records, 0.4 on i2b2)", minimum=0.0, maximum=1.0, title="θ (theta)")
 _RHO = Param("rho", float, 0.1, "only tokens whose entropy is above ρ count (best: 0.1 on trial records, 1 on "
-             "i2b2)", minimum=0.0, maximum=10.0)
-_NC_FN = Param("nc_fn", float, 0.1, "net value of correcting a missed PHI token", minimum=0.0, maximum=100.0)
+             "i2b2)", minimum=0.0, maximum=10.0, title="ρ (rho)")
+_NC_FN = Param("nc_fn", float, 0.1, "net value of correcting a missed PHI token", minimum=0.0, maximum=100.0,
+               title="NC_FN")
 _NC_FP = Param("nc_fp", float, 0.1, "net value of correcting a token wrongly suggested as PHI",
-               minimum=0.0, maximum=100.0)
-_C_T = Param("c_t", float, 0.01, "cost of reading one token", minimum=0.0, maximum=100.0)
+               minimum=0.0, maximum=100.0, title="NC_FP")
+_C_T = Param("c_t", float, 0.01, "cost of reading one token", minimum=0.0, maximum=100.0, title="c_t")
 
 # Per kind: the document-score function and its parameters (all required).
 _KINDS: dict[str, tuple[Callable[..., float], tuple[Param, ...]]] = {

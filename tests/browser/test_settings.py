@@ -70,7 +70,7 @@ def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server
     page.wait_for_load_state()
     invalid = page.locator(".field.invalid")
     assert invalid.count() == 1 and invalid.locator("input[name=strategy-rho]").count() == 1
-    assert "Rho must be between 0 and 10" in invalid.inner_text()
+    assert "ρ (rho) must be between 0 and 10" in invalid.inner_text()
     project.refresh_from_db()
     assert (project.strategy, project.strategy_params, project.batch_size) == (
         "ROI_measured", {"value_seconds": 45}, 10)
@@ -104,7 +104,7 @@ def test_a_lead_sets_a_tagger_parameter_and_a_gazetteer_and_a_bad_value_is_refus
     page.wait_for_load_state()
     invalid = page.locator(".field.invalid")
     assert invalid.count() == 1 and invalid.locator("input[name=tagger-c2]").count() == 1
-    assert "C2 must be between 0 and 10" in invalid.inner_text()
+    assert "c2 (L2 penalty) must be between 0 and 10" in invalid.inner_text()
     assert page.input_value("input[name=tagger-max_iterations]") == "90"
     project.refresh_from_db()
     assert project.tagger == {"kind": "crf", "params": {"max_iterations": 80}}

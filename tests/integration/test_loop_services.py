@@ -224,7 +224,7 @@ def test_settings_are_checked_recorded_and_used_by_the_next_retrain(project, use
     bad = client.post(url, {**form, "control_rate": "80"})
     assert bad.status_code == 400 and "less than or equal to 50" in bad.content.decode()
     bad = client.post(url, {**form, "strategy-rho": "-0.5"})
-    assert bad.status_code == 400 and "Rho must be between 0 and 10" in bad.content.decode()
+    assert bad.status_code == 400 and "ρ (rho) must be between 0 and 10" in bad.content.decode()
     bad = client.post(url, {**form, "tagger-max_iterations": "0"})
     assert bad.status_code == 400 and "Max iterations must be between 1 and 1,000" in bad.content.decode()
     bad = client.post(url, {**form, "gazetteer-HOSPITAL": "x" * 201})

@@ -53,11 +53,11 @@ def _error_of(html: str, field_name: str) -> str:
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("tagger-c1", "-1", "C1 must be between 0 and 10"),
+    ("tagger-c1", "-1", "c1 (L1 penalty) must be between 0 and 10"),
     ("tagger-max_iterations", "2.5", "Enter a whole number."),
     ("tagger-epsilon", "nan", "Enter a number."),
-    ("strategy-theta", "1.5", "Theta must be between 0 and 1"),
-    ("self_training-dev_fraction", "0.9", "Dev fraction must be between 0.05 and 0.5"),
+    ("strategy-theta", "1.5", "θ (theta) must be between 0 and 1"),
+    ("self_training-dev_fraction", "0.9", "Development share must be between 0.05 and 0.5"),
     ("self_training-iterations", "0", "Iterations must be between 1 and 20"),
     ("self_training-max_pool_documents", "", "This field is required."),
     ("gazetteer-HOSPITAL", "La Paz\n" + "H" * 201,

@@ -60,9 +60,9 @@ class CRFTagger(BaseTagger):
 
     PARAMETERS = (
         Param("c1", float, 0.1, "L1 regularisation: higher keeps fewer features (0.02-0.1 did best on MEDDOCAN)",
-              minimum=0.0, maximum=10.0),
+              minimum=0.0, maximum=10.0, title="c1 (L1 penalty)"),
         Param("c2", float, 0.05, "L2 regularisation: higher keeps the weights smaller (0.01-0.1 did best)",
-              minimum=0.0, maximum=10.0),
+              minimum=0.0, maximum=10.0, title="c2 (L2 penalty)"),
         Param("max_iterations", int, 50, "L-BFGS iterations of a full fit; 100 takes twice as long for no gain",
               minimum=1, maximum=1000),
         Param("epsilon", float, 1e-5, "a full fit stops once the objective improves by less than this share",
