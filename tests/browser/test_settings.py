@@ -16,6 +16,16 @@ pytestmark = [
 ]
 
 
+def _save_and_see_refused(page, field_name: str, message: str):
+    """Save the settings and see exactly one field refused, ``field_name``, with ``message``; its block."""
+    page.click("form.settings button[type=submit]")
+    page.wait_for_load_state()
+    invalid = page.locator(".field.invalid")
+    assert invalid.count() == 1 and invalid.locator(f"[name={field_name}]").count() == 1
+    assert message in invalid.inner_text()
+    return invalid
+
+
 def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server, new_page):
     seeded = seed_dashboard_project(name="Settings", password=PASSWORD, batches=1, batch_size=6, simulate=False)
     project = seeded.project
@@ -66,11 +76,7 @@ def test_the_loop_page_shows_the_state_and_records_a_settings_change(live_server
     page.wait_for_selector("input[name=strategy-rho]")
     page.fill("input[name=strategy-rho]", "-0.5")
     page.fill("input[name=batch_size]", "12")
-    page.click("form.settings button[type=submit]")
-    page.wait_for_load_state()
-    invalid = page.locator(".field.invalid")
-    assert invalid.count() == 1 and invalid.locator("input[name=strategy-rho]").count() == 1
-    assert "ρ (rho) must be between 0 and 10" in invalid.inner_text()
+    invalid = _save_and_see_refused(page, "strategy-rho", "ρ (rho) must be between 0 and 10")
     project.refresh_from_db()
     assert (project.strategy, project.strategy_params, project.batch_size) == (
         "ROI_measured", {"value_seconds": 45}, 10)
@@ -100,11 +106,7 @@ def test_a_lead_sets_a_tagger_parameter_and_a_gazetteer_and_a_bad_value_is_refus
     # A regularisation out of its range is refused beside its field; the other change waits with it.
     page.fill("input[name=tagger-c2]", "12")
     page.fill("input[name=tagger-max_iterations]", "90")
-    page.click("form.settings button[type=submit]")
-    page.wait_for_load_state()
-    invalid = page.locator(".field.invalid")
-    assert invalid.count() == 1 and invalid.locator("input[name=tagger-c2]").count() == 1
-    assert "c2 (L2 penalty) must be between 0 and 10" in invalid.inner_text()
+    _save_and_see_refused(page, "tagger-c2", "c2 (L2 penalty) must be between 0 and 10")
     assert page.input_value("input[name=tagger-max_iterations]") == "90"
     project.refresh_from_db()
     assert project.tagger == {"kind": "crf", "params": {"max_iterations": 80}}
