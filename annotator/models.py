@@ -367,3 +367,24 @@ class AnnotationRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotation} v{self.version} ({self.kind})"
+
+
+class StoredArtifact(models.Model):
+    """Bytes one process leaves for another (a trained model, say), kept in the database when the deployment's
+    artifact store is ``postgres`` (``annotator.artifact_store``), so that workers on other hosts reach them."""
+
+    name = models.CharField(max_length=400, unique=True)
+    size = models.BigIntegerField()
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StoredArtifactChunk(models.Model):
+    artifact = models.ForeignKey(StoredArtifact, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["artifact", "index"], name="one_chunk_per_index")]

@@ -12,10 +12,17 @@ from pathlib import Path
 
 import dj_database_url
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config._compat.plotly import plotly_js_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("DEIDLOOP_DATA_DIR") or os.environ.get("DEIDLOOP_VAR") or BASE_DIR / "var")
+# Where trained models (and the bases of the next retrain) are kept for every process to read: "local" (files
+# under DATA_DIR, which every worker must then share) or "postgres" (the database, for workers on other hosts).
+ARTIFACT_STORE = os.environ.get("DEIDLOOP_ARTIFACT_STORE", "local")
+if ARTIFACT_STORE not in ("local", "postgres"):
+    raise ImproperlyConfigured(f"DEIDLOOP_ARTIFACT_STORE must be local or postgres, not {ARTIFACT_STORE!r}")
 
 
 def _env_bool(name: str, default: bool) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from annotator.models import Project
 from annotator.signals import annotation_submitted, project_page_note, record_agreement, suggestion_completion
 from annotator.signals import label_renamed, label_usage
-from learning.services import jobs
+from learning.services import jobs, model_store
 from learning.models import ModelVersion, RetrainJob
 
 log = logging.getLogger(__name__)
@@ -115,3 +116,18 @@ def rename_in_silver_and_retrain(sender, project, old, new, user=None, **kwargs)
     if has_current_model(project=project):
         transaction.on_commit(retrain)
     return changed
+
+
+@receiver(post_delete, sender=ModelVersion)
+def _delete_model_file(sender, instance: ModelVersion, **kwargs) -> None:
+    """A model version deleted (with its project, say) takes its saved model with it."""
+    artifact = instance.artifact
+    if artifact:
+        transaction.on_commit(lambda: model_store.delete(artifact))
+
+
+@receiver(post_delete, sender=Project)
+def _delete_project_bases(sender, instance: Project, **kwargs) -> None:
+    """A deleted project's bases, waiting for a retrain that will not come, go with it."""
+    project_id = instance.pk
+    transaction.on_commit(lambda: [model_store.delete(name) for name in model_store.base_models(project_id)])

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import pickle
-import secrets
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ArtifactRejected", "read", "sign", "verified_payload", "write"]
+from corpus.private_files import read_private, write_private
+
+__all__ = ["ArtifactRejected", "read", "seal", "sign", "unseal", "verified_payload", "write"]
 
 MARKER = b"\x00deidloop-artifact-hmac-sha256\x00"
 TAG_BYTES = hashlib.sha256().digest_size
@@ -38,23 +38,21 @@ def sign(payload: bytes, *, key: bytes) -> bytes:
     return hmac.new(key, MARKER + payload, hashlib.sha256).digest()
 
 
+def seal(obj: Any, *, key: bytes) -> bytes:
+    """``obj`` pickled, with its tag: the bytes of an artifact, wherever they are kept."""
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return payload + MARKER + sign(payload, key=key)
+
+
+def unseal(blob: bytes, *, key: bytes, name: str = "the model file") -> Any:
+    """The object sealed in ``blob``, unpickled only once its tag checks out (:class:`ArtifactRejected`
+    otherwise)."""
+    return pickle.loads(verified_payload(blob, key=key, name=name))
+
+
 def write(path: str | Path, obj: Any, *, key: bytes) -> Path:
     """Pickle ``obj`` to ``path`` with its tag: a new file, mode 0600, in place at once (atomic rename)."""
-    path = Path(path)
-    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    blob = payload + MARKER + sign(payload, key=key)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(blob)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return path
+    return write_private(path, seal(obj, key=key))
 
 
 def verified_payload(blob: bytes, *, key: bytes, name: str = "the model file") -> bytes:
@@ -75,8 +73,4 @@ def verified_payload(blob: bytes, *, key: bytes, name: str = "the model file") -
 
 def read(path: str | Path, *, key: bytes) -> Any:
     """The object saved by :func:`write` at ``path``, unpickled only after its tag has been verified."""
-    path = Path(path)
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(descriptor, "rb") as file:
-        blob = file.read()
-    return pickle.loads(verified_payload(blob, key=key, name=str(path)))
+    return unseal(read_private(path), key=key, name=str(path))

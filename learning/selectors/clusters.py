@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from annotator.models import Document, Project
 from annotator.selectors import gold_documents
 from corpus.types import Document as CorpusDocument
 from learning.models import Clustering, ModelVersion
+from learning.services import model_store
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def _scores_by_cluster(
     model = ModelVersion.objects.filter(project=project, is_current=True).first()
     if model is None:
         return {}, counts, None, "There is no model yet: per-cluster scores appear after the first retrain."
-    if not model.artifact or not Path(model.artifact).exists():
+    if not model_store.exists(model.artifact):
         return {}, counts, model, "The current model's file is no longer kept; scores appear after the next retrain."
     stored = clustering.model_scores or {}
     if stored.get("model_version") != model.pk:

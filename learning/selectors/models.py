@@ -2,11 +2,11 @@
 predict (deid de-identifies new text with it)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from annotator.models import Project
 from learning.models import ModelVersion
+from learning.services import model_store
 from learning.services.model_store import load_model
 
 
@@ -20,7 +20,7 @@ def current_tagger(project: Project) -> tuple[ModelVersion, Any] | None:
     """The current model version and its tagger (verified before it is unpickled; a file that fails raises
     ``learning.core.artifacts.ArtifactRejected``); None when the project has no model, or its file is gone."""
     version = current_model(project)
-    if version is None or not version.artifact or not Path(version.artifact).is_file():
+    if version is None or not model_store.exists(version.artifact):
         return None
     return version, load_model(version.artifact, project_id=project.pk)
 

@@ -11,7 +11,6 @@ import os
 import socket
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 from datetime import timedelta
 from typing import Iterator
 
@@ -23,6 +22,7 @@ from annotator.selectors import submission_count
 from annotator.services.notify import notify_project
 from learning.models import RetrainJob
 from learning.selectors.loop import submissions_at_last_request
+from learning.services import model_store
 
 log = logging.getLogger(__name__)
 
@@ -270,8 +270,7 @@ def fail(job_id: int, attempt: int, error: str) -> bool:
         job.save(update_fields=["status", "error", "finished_at", "owner"])
         if job.ranking_id:
             discard_ranking(ranking_id=job.ranking_id)
-        if job.artifact:
-            Path(job.artifact).unlink(missing_ok=True)
+        model_store.delete(job.artifact)
     log.error("retrain job %s failed: %s", job_id, error)
     notify(job, "failed", "The retrain failed; the current model and ranking stay in place.", error=error[:500])
     return True

@@ -1,13 +1,15 @@
 """Where trained models live: written signed, read only once verified, deleted with their model version.
 
-Two kinds of file, both signed with their project's key (:func:`artifact_key`) by ``learning.core.artifacts``:
+Two kinds of model, both signed with their project's key (:func:`artifact_key`) by ``learning.core.artifacts``:
 
-- a retrain job's model, one file per attempt (``job-N-A.pickle``), which becomes a model version's artifact
+- a retrain job's model, one per attempt (``models/job-N-A.pickle``), which becomes a model version's artifact
   when the job publishes;
 - a project's *base*: a model fitted from zero beside the loop (``learning.services.cold_refit``), waiting for
-  the next retrain to continue from it (``project-N-base-TOKEN.pickle``).
+  the next retrain to continue from it (``models/project-N-base-TOKEN.pickle``).
 
-Saved models are pickles: a file changed on disk fails verification and is refused, never unpickled.
+They are kept in the deployment's artifact store (``annotator.artifact_store``: files under ``DATA_DIR``, or
+PostgreSQL for workers on several hosts), under the names above, which model versions and jobs record. Saved
+models are pickles: bytes changed where they are kept fail verification and are refused, never unpickled.
 """
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import hashlib
 import hmac
 import secrets
 from collections import OrderedDict
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
 
+from annotator.artifact_store import get_store
 from learning.core import artifacts
 from learning.models import ModelVersion
 
@@ -38,39 +41,45 @@ def artifact_key(project_id: int) -> bytes:
     return hmac.new(settings.SECRET_KEY.encode(), f"model-artifact:{project_id}".encode(), hashlib.sha256).digest()
 
 
-def _folder() -> Path:
-    folder = Path(settings.DATA_DIR) / "models"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return folder
-
-
 def save_job_model(job: Any, tagger: Any) -> str:
-    """Write a retrain job's trained tagger, signed (mode 0600; atomically: a reader never sees half)."""
-    # One file per attempt: an attempt that was taken over must not overwrite its successor's model.
-    path = _folder() / f"job-{job.pk}-{job.attempt}.pickle"
-    return str(artifacts.write(path, tagger, key=artifact_key(job.project_id)))
+    """Store a retrain job's trained tagger, signed; its name."""
+    # One per attempt: an attempt that was taken over must not overwrite its successor's model.
+    return _save(f"models/job-{job.pk}-{job.attempt}.pickle", tagger, job.project_id)
 
 
 def save_base(project_id: int, tagger: Any) -> str:
-    """Write a model fitted from zero for the project's next retrain to continue from."""
-    path = _folder() / f"project-{project_id}-base-{secrets.token_hex(6)}.pickle"
-    return str(artifacts.write(path, tagger, key=artifact_key(project_id)))
+    """Store a model fitted from zero for the project's next retrain to continue from; its name."""
+    return _save(f"{_base_prefix(project_id)}{secrets.token_hex(6)}.pickle", tagger, project_id)
+
+
+def _save(name: str, tagger: Any, project_id: int) -> str:
+    get_store().write(name, artifacts.seal(tagger, key=artifact_key(project_id)))
+    return name
+
+
+def _base_prefix(project_id: int) -> str:
+    return f"models/project-{project_id}-base-"
 
 
 def base_models(project_id: int) -> list[str]:
     """The project's waiting bases, newest first."""
-    found = _folder().glob(f"project-{project_id}-base-*.pickle")
-    return [str(path) for path in sorted(found, key=lambda path: path.stat().st_mtime_ns, reverse=True)]
+    return get_store().names(_base_prefix(project_id))
+
+
+def _name(artifact: str) -> str:
+    """The store's name of a recorded artifact (older versions recorded the path of the file in
+    ``DATA_DIR/models``)."""
+    return f"models/{PurePosixPath(artifact).name}" if artifact.startswith("/") else artifact
 
 
 def exists(artifact: str) -> bool:
-    return bool(artifact) and Path(artifact).exists()
+    return bool(artifact) and get_store().exists(_name(artifact))
 
 
 def read(artifact: str, *, project_id: int) -> Any:
     """A saved tagger of ``project_id``, unpickled only once its signature checks out (raises
     ``learning.core.artifacts.ArtifactRejected`` otherwise); a fresh copy, which the caller may change."""
-    return artifacts.read(artifact, key=artifact_key(project_id))
+    return artifacts.unseal(get_store().read(_name(artifact)), key=artifact_key(project_id), name=artifact)
 
 
 _TAGGERS: OrderedDict[tuple[str, int], Any] = OrderedDict()
@@ -90,7 +99,7 @@ def load_model(artifact: str, *, project_id: int) -> Any:
 
 def delete(artifact: str) -> None:
     if artifact:
-        Path(artifact).unlink(missing_ok=True)
+        get_store().delete(_name(artifact))
 
 
 def prune(project_id: int) -> None:

@@ -2,8 +2,6 @@
 and the current model's scores per cluster, used to spread the loop's batches; who may see and recompute."""
 from __future__ import annotations
 
-import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +14,7 @@ from annotator.services.ranking import add_scores, stage_ranking
 from corpus.synthetic import generate_notes
 from learning import tasks
 from learning.selectors import clusters as selectors
-from learning.services import clustering as service
+from learning.services import clustering as service, model_store
 from learning.core.metrics import evaluate
 from learning.core.ordering import UNCLUSTERED, diverse_batch, spread_batches
 from learning.core.stylometry import feature_matrix
@@ -111,7 +109,7 @@ def test_overview_shares_and_per_cluster_scores_of_the_current_model(styles, set
 
     # The scores per cluster are those of the current model on that cluster's evaluation documents.
     assert overview.model.pk == version.pk and overview.model_note == ""
-    tagger = pickle.loads(Path(version.artifact).read_bytes())
+    tagger = model_store.read(version.artifact, project_id=styles.pk)
     ids = dict(styles.documents.filter(role="evaluation").values_list("external_id", "pk"))
     gold = gold_documents(project=styles, role="evaluation")
     for row in overview.rows:

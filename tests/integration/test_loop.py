@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def worker_factory(tmp_path):
+def worker_factory(tmp_path, settings):
+    # The local artifact store: the worker reads the models this process trains from the folder both share.
+    settings.DATA_DIR = tmp_path / "data"
     workers = []
 
     def start(processes: int = 1) -> Worker:

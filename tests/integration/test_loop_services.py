@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from annotator.artifact_store import LocalStore
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Ranking
 from annotator.selectors import gold_documents
 from learning.services import jobs, retrain as services
@@ -108,10 +109,10 @@ def test_a_failed_retrain_leaves_the_current_model_and_ranking(project, monkeypa
     ranking = Ranking.objects.get(project=project, is_current=True)
 
     def broken(*args, **kwargs):
-        raise RuntimeError("disk full")
+        raise OSError(28, "No space left on device (disk full)")
 
-    monkeypatch.setattr(services, "_save", broken)
-    with pytest.raises(RuntimeError):
+    monkeypatch.setattr(LocalStore, "write", broken)
+    with pytest.raises(OSError):
         services.train_and_rank(project=project)
     assert ModelVersion.objects.get(project=project, is_current=True).pk == first.pk
     assert Ranking.objects.get(project=project, is_current=True).pk == ranking.pk

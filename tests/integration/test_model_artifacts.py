@@ -23,6 +23,7 @@ from learning.core.artifacts import ArtifactRejected
 from learning.models import Clustering, ModelVersion, RetrainJob
 from learning.selectors import clusters as selectors
 from learning.services import clustering as clustering_service
+from annotator.artifact_store import get_store
 from learning.services import jobs, model_store, retrain
 
 SPANISH = generate_notes(12, seed=1)
@@ -118,9 +119,14 @@ def project(users, settings, tmp_path):
 pytestmark = pytest.mark.django_db
 
 
+def _file(artifact: str) -> Path:
+    """The file that holds a stored model (the local artifact store, the default)."""
+    return get_store().path(artifact)
+
+
 def test_a_model_is_saved_0600_and_signed_with_its_projects_key(project):
     version = retrain.train_and_rank(project=project)
-    path = Path(version.artifact)
+    path = _file(version.artifact)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     tagger = artifacts.read(path, key=model_store.artifact_key(project.pk))
@@ -134,7 +140,7 @@ def test_a_model_is_saved_0600_and_signed_with_its_projects_key(project):
 def test_the_next_retrain_refuses_a_forged_current_model_and_goes_on_without_it(project, tmp_path, keep_trailer):
     marker = tmp_path / "marker"
     first = retrain.train_and_rank(project=project)
-    forged(Path(first.artifact), marker, keep_trailer=keep_trailer)
+    forged(_file(first.artifact), marker, keep_trailer=keep_trailer)
     model_store._TAGGERS.clear()  # a fresh worker process: nothing of the file is in memory
 
     second = retrain.train_and_rank(project=project)
@@ -155,7 +161,7 @@ def test_scoring_refuses_a_forged_job_model_and_the_current_model_stays(project,
     claimed = jobs.claim(job.pk)
     retrain.train(claimed)
     claimed.refresh_from_db()
-    forged(Path(claimed.artifact), marker, keep_trailer=True)
+    forged(_file(claimed.artifact), marker, keep_trailer=True)
     model_store._TAGGERS.clear()
 
     with pytest.raises(ArtifactRejected):
@@ -168,7 +174,7 @@ def test_scoring_refuses_a_forged_job_model_and_the_current_model_stays(project,
 def test_cluster_scores_refuse_a_forged_model_and_the_page_says_so(project, tmp_path, users, client):
     marker = tmp_path / "marker"
     version = retrain.train_and_rank(project=project)
-    forged(Path(version.artifact), marker, keep_trailer=True)
+    forged(_file(version.artifact), marker, keep_trailer=True)
     model_store._TAGGERS.clear()
 
     clustering = clustering_service.compute_clustering(project)
@@ -210,6 +216,7 @@ def test_the_clusters_page_reads_stored_scores_and_never_loads_a_model(project, 
 
     monkeypatch.setattr(pickle, "loads", watched_loads)
     monkeypatch.setattr(artifacts, "read", refuse)
+    monkeypatch.setattr(artifacts, "unseal", refuse)
     monkeypatch.setattr(retrain, "load_model", refuse)
     monkeypatch.setattr(clustering_service, "load_model", refuse)
 

@@ -108,7 +108,8 @@ def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues
     assert model_store.base_models(project.pk) == []  # a base starts one retrain
 
 
-def test_a_base_changed_on_disk_or_of_other_settings_is_dropped_unused(seeded):
+def test_a_base_changed_where_it_is_kept_or_of_other_settings_is_dropped_unused(seeded):
+    from annotator.artifact_store import get_store
     from learning import tasks
     from learning.services import model_store
 
@@ -120,8 +121,8 @@ def test_a_base_changed_on_disk_or_of_other_settings_is_dropped_unused(seeded):
     # A base left by a refit: tampered with, it is refused and the retrain continues from the current model.
     model_store.save_base(project.pk, "not a tagger")
     [base] = model_store.base_models(project.pk)
-    with open(base, "r+b") as handle:
-        handle.write(b"X")
+    store = get_store()
+    store.write(base, b"X" + store.read(base)[1:])
     import_documents(project=project, documents=notes[:3], annotated=True)
     version = train_and_rank(project=project)
     assert RetrainJob.objects.get(model_version=version).result["fit"]["continued_from"] == "current"
