@@ -15,17 +15,23 @@ they mean and whether they are authentic is the caller's (models are signed: ``l
 """
 from __future__ import annotations
 
+import io
+import os
 import re
-from pathlib import Path
-from typing import Protocol
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO, Protocol
 
 from django.conf import settings
 from django.db import transaction
 
 from annotator.models import StoredArtifact, StoredArtifactChunk
-from corpus.private_files import read_private, write_private
+from corpus.private_files import write_private
 
-__all__ = ["ArtifactMissing", "ArtifactStore", "CHUNK_BYTES", "LocalStore", "PostgresStore", "STORES", "get_store"]
+__all__ = [
+    "ArtifactMissing", "ArtifactStore", "CHUNK_BYTES", "LocalStore", "PostgresStore", "STORES", "get_folder", "get_store",
+    "put_folder",
+]
 
 #: The backends, by the name the setting takes.
 STORES = ("local", "postgres")
@@ -44,6 +50,9 @@ class ArtifactStore(Protocol):
 
     def read(self, name: str) -> bytes:
         """The bytes stored as ``name``; :class:`ArtifactMissing` when there are none."""
+
+    def open(self, name: str) -> BinaryIO:
+        """The bytes stored as ``name``, to read as a file; :class:`ArtifactMissing` when there are none."""
 
     def exists(self, name: str) -> bool: ...
 
@@ -75,10 +84,15 @@ class LocalStore:
         write_private(path, data)
 
     def read(self, name: str) -> bytes:
+        with self.open(name) as file:
+            return file.read()
+
+    def open(self, name: str) -> BinaryIO:
         try:
-            return read_private(self.path(name))
+            descriptor = os.open(self.path(name), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             raise ArtifactMissing(name) from None
+        return os.fdopen(descriptor, "rb")
 
     def exists(self, name: str) -> bool:
         return self.path(name).is_file()
@@ -120,6 +134,9 @@ class PostgresStore:
             raise ArtifactMissing(f"{name} (found {len(data)} of its {rows[0][1]} bytes)")
         return data
 
+    def open(self, name: str) -> BinaryIO:
+        return io.BytesIO(self.read(name))
+
     def exists(self, name: str) -> bool:
         return StoredArtifact.objects.filter(name=checked_name(name)).exists()
 
@@ -139,3 +156,32 @@ def get_store() -> ArtifactStore:
     if kind == "local":
         return LocalStore(settings.DATA_DIR)
     raise ValueError(f"ARTIFACT_STORE must be one of {', '.join(STORES)}, not {kind!r}")
+
+
+def put_folder(name: str, folder: str | Path) -> int:
+    """Store the files under ``folder`` (a staged upload, say) as one artifact, a zip; its size in bytes."""
+    folder, buffer = Path(folder), io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                archive.write(path, arcname=path.relative_to(folder).as_posix())
+    get_store().write(name, buffer.getvalue())
+    return buffer.tell()
+
+
+def get_folder(name: str, into: str | Path) -> Path:
+    """The files stored by :func:`put_folder` as ``name``, written under ``into`` (created, 0700; files 0600).
+    An entry that would land outside ``into`` is refused with :class:`ValueError`."""
+    into = Path(into)
+    into.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with zipfile.ZipFile(io.BytesIO(get_store().read(name))) as archive:
+        for entry in archive.infolist():
+            parts = PurePosixPath(entry.filename).parts
+            if entry.is_dir():
+                continue
+            if not parts or entry.filename.startswith("/") or ".." in parts or "\\" in entry.filename:
+                raise ValueError(f"{name} holds an entry outside its folder: {entry.filename!r}")
+            target = into.joinpath(*parts)
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_private(target, archive.read(entry))
+    return into

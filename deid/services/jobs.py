@@ -1,29 +1,30 @@
 """De-identification jobs: text or files too large for a web request, de-identified by a worker.
 
-The input is staged (checked like any upload: ``annotator.services.uploads``) under
-``DATA_DIR/deid/job-ID/input`` (folders 0700, files 0600); the worker (``deid.tasks``) streams it through
-:func:`deid.services.deidentify.deidentify_path` into ``output``, recording progress (bytes read,
-documents done), zips the output with its report into ``result.zip`` and removes the input. Running a job
-again redoes it from its input; a finished job is left alone.
+The input is staged (checked like any upload: ``annotator.services.uploads``) and kept in the artifact store
+as ``deid/job-ID/input.zip`` (``annotator.artifact_store``: a file under ``DATA_DIR``, or a row of PostgreSQL
+when workers run on other hosts); the worker (``deid.tasks``) unpacks it into a private scratch folder of its
+own, streams it through :func:`deid.services.deidentify.deidentify_path`, recording progress (bytes read,
+documents done), stores the output with its report as ``deid/job-ID/result.zip`` and removes the input.
+Running a job again redoes it from its input; a finished job is left alone.
 """
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
-import zipfile
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.artifact_store import ArtifactMissing, get_folder, get_store, put_folder
 from annotator.models import AuditEvent, Project
 from annotator.services.audit import record_event
 from annotator.services.uploads import UploadError, stage_upload
+from corpus.private_files import write_private
 from deid.models import DeidJob
 from deid.services.deidentify import deidentify_path, input_form
 from deid.services.policy import DeidError
@@ -33,26 +34,28 @@ RESULT_NAME = "result.zip"
 
 
 def jobs_root() -> Path:
-    """``DATA_DIR/deid``, readable by the server's user only."""
+    """``DATA_DIR/deid``, this host's scratch space for jobs, readable by the server's user only."""
     root = Path(settings.DATA_DIR) / "deid"
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     return root
 
 
-def job_folder(job: DeidJob) -> Path:
-    return jobs_root() / f"job-{job.pk}"
+def _input_name(job_id: int) -> str:
+    return f"deid/job-{job_id}/input.zip"
 
 
-def result_file(job: DeidJob) -> Path | None:
-    """The job's download, once it is done."""
-    path = job_folder(job) / RESULT_NAME
-    return path if job.status == DeidJob.Status.DONE and path.is_file() else None
+def _result_name(job_id: int) -> str:
+    return f"deid/job-{job_id}/{RESULT_NAME}"
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
+def open_result(job: DeidJob) -> BinaryIO | None:
+    """The job's download (a zip), once it is done."""
+    if job.status != DeidJob.Status.DONE:
+        return None
+    try:
+        return get_store().open(_result_name(job.pk))
+    except ArtifactMissing:
+        return None
 
 
 def create_job(
@@ -61,9 +64,7 @@ def create_job(
 ) -> DeidJob:
     """Stage the text (as ``text.txt``) or the uploaded files and queue a job for them (the caller sends it to
     the workers once committed: ``deid.tasks.enqueue_deidentify``)."""
-    root = jobs_root()
-    workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
-    folder: Path | None = None
+    workdir = Path(tempfile.mkdtemp(prefix="staging-", dir=jobs_root()))
     try:
         if files:
             staged = stage_upload(files, into=workdir / "input")
@@ -71,7 +72,7 @@ def create_job(
         else:
             (workdir / "input").mkdir(mode=0o700)
             data = text.encode("utf-8")
-            _write_private(workdir / "input" / "text.txt", data)
+            write_private(workdir / "input" / "text.txt", data)
             total, names = len(data), ["text.txt"]
         input_form(_input_path(workdir / "input"))  # refuse what cannot be read before anything is queued
         with transaction.atomic():
@@ -79,15 +80,11 @@ def create_job(
                 project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
                 policy=policy, recall_bias=recall_bias, filenames=names, total_bytes=total,
             )
-            folder = job_folder(job)
-            shutil.rmtree(folder, ignore_errors=True)  # left by a database this data folder outlived
-            os.rename(workdir, folder)
+            get_store().delete(_result_name(job.pk))  # left by a database the store outlived
+            put_folder(_input_name(job.pk), workdir / "input")
         return job
-    except BaseException:
+    finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
 
 
 def _input_path(folder: Path) -> Path:
@@ -112,23 +109,24 @@ def run_job(*, job_id: int) -> DeidJob | None:
     job = DeidJob.objects.select_related("project", "created_by").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
-    folder = job_folder(job)
-    output = folder / "output"
+    scratch = Path(tempfile.mkdtemp(prefix=f"job-{job_id}-", dir=jobs_root()))
+    staged, output = scratch / "input", scratch / "output"
 
     def progress(done: int, total: int, documents: int) -> None:
         DeidJob.objects.filter(pk=job_id).update(done_bytes=done, total_bytes=total, done_documents=documents)
 
     try:
-        if not (folder / "input").is_dir():
-            raise DeidError("the staged input is gone; send the text again")
-        shutil.rmtree(output, ignore_errors=True)
-        (folder / RESULT_NAME).unlink(missing_ok=True)
+        try:
+            get_folder(_input_name(job_id), staged)
+        except ArtifactMissing:
+            raise DeidError("the staged input is gone; send the text again") from None
+        get_store().delete(_result_name(job_id))
         output.mkdir(mode=0o700)
-        source = _input_path(folder / "input")
-        target = output / _output_name(job, source, folder / "input")
+        source = _input_path(staged)
+        target = output / _output_name(job, source, staged)
         report = deidentify_path(project=job.project, source=source, out=target, policy=job.policy,
                                  recall_bias=job.recall_bias, user=job.created_by, progress=progress)
-        _zip(output, folder / RESULT_NAME)
+        put_folder(_result_name(job_id), output)
     except (DeidError, UploadError) as error:
         _finish(job_id, status=DeidJob.Status.FAILED, error=str(error))
     except Exception:
@@ -138,17 +136,9 @@ def run_job(*, job_id: int) -> DeidJob | None:
     else:
         _finish(job_id, status=DeidJob.Status.DONE, report=report)
     finally:
-        shutil.rmtree(folder / "input", ignore_errors=True)
-        shutil.rmtree(output, ignore_errors=True)
+        get_store().delete(_input_name(job_id))
+        shutil.rmtree(scratch, ignore_errors=True)
     return DeidJob.objects.get(pk=job_id)
-
-
-def _zip(folder: Path, target: Path) -> None:
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(descriptor, "wb") as handle, zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                zf.write(path, arcname=path.relative_to(folder).as_posix())
 
 
 def _finish(job_id: int, *, status: str, error: str = "", report: dict | None = None) -> None:

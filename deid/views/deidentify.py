@@ -14,7 +14,7 @@ from deid.forms.deidentify import DeidentifyForm
 from deid.models import DeidJob
 from deid.selectors.deidentify import side_by_side
 from deid.services.deidentify import NoModelError, deidentify_text
-from deid.services.jobs import create_job, record_download, result_file
+from deid.services.jobs import create_job, open_result, record_download
 from deid.services.policy import DeidError
 from deid.tasks import enqueue_deidentify
 
@@ -74,9 +74,9 @@ def deidentify_job(request, project_id: int, job_id: int):
 def deidentify_download(request, project_id: int, job_id: int):
     project = managed_project(request.user, project_id)
     job = get_object_or_404(DeidJob.objects.filter(project=project), pk=job_id)
-    path = result_file(job)
-    if path is None:
+    result = open_result(job)
+    if result is None:
         raise Http404("the de-identified text is not ready")
     record_download(job=job, user=request.user, request=request)
-    return FileResponse(path.open("rb"), as_attachment=True, filename=f"deidentified-{job.pk}.zip",
+    return FileResponse(result, as_attachment=True, filename=f"deidentified-{job.pk}.zip",
                         content_type="application/zip")

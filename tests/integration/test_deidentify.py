@@ -220,8 +220,8 @@ def test_a_large_input_is_de_identified_by_the_worker_with_progress_and_a_downlo
         assert seen == sorted(seen) and job.done_bytes == job.total_bytes and job.done_documents == 40
         partial = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
         assert "hx-trigger" not in partial and "deidentify-download" in partial
-        assert not (folder / "input").exists()
-        result = folder / "result.zip"
+        assert not (folder / "input.zip").exists() and not list((data_dir / "deid").glob(f"job-{job.pk}-*"))
+        result = folder / "result.zip"  # in the local artifact store, the default
         assert stat.S_IMODE(result.stat().st_mode) == 0o600
 
         download = client.get(f"/projects/{project.pk}/deidentify/jobs/{job.pk}/download/")

@@ -234,3 +234,27 @@ def test_a_cold_fit_due_runs_on_the_worker_after_publishing_and_the_next_retrain
     fit = RetrainJob.objects.get(model_version=third).result["fit"]
     assert (fit["kind"], fit["continued_from"], fit["warm_fits_since_cold"]) == ("warm", "base", 1)
     assert third.n_documents == 12 + 6 and not list(bases.glob(f"project-{project.pk}-base-*.pickle"))
+
+
+def test_with_the_postgres_artifact_store_a_worker_with_a_data_folder_of_its_own_scores_and_publishes(
+        loop_project, users, api_as, tmp_path, settings):
+    settings.ARTIFACT_STORE = "postgres"
+    project, gold = loop_project
+    first = train_and_rank(project=project)  # trained here, kept in the database
+    own = tmp_path / "worker-data"
+    worker = Worker(queue=_queue(), data_dir=own, log_path=tmp_path / "worker.log", processes=1,
+                    environment={"DEIDLOOP_ARTIFACT_STORE": "postgres"}).start()
+    try:
+        client = api_as(users["annotator"])
+        for _ in range(project.batch_size):
+            _annotate_one(client, project.pk, gold)
+        version = _wait(lambda: ModelVersion.objects.filter(project=project, is_current=True).exclude(pk=first.pk)
+                        .first(), 120, worker, "a model published by the worker")
+        job = RetrainJob.objects.get(model_version=version)
+        assert job.result["fit"]["continued_from"] == "current"  # it read this process's model from the database
+        assert not (own / "models").exists() and not (settings.DATA_DIR / version.artifact).exists()
+        ranking = Ranking.objects.get(project=project, is_current=True)
+        top = PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("document_id", flat=True)[0]
+        assert client.post(f"/api/projects/{project.pk}/next/").json()["document"]["id"] == top
+    finally:
+        worker.stop()
