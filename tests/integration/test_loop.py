@@ -238,7 +238,7 @@ def test_a_cold_fit_due_runs_on_the_worker_after_publishing_and_the_next_retrain
 
 def test_with_the_postgres_artifact_store_a_worker_with_a_data_folder_of_its_own_scores_and_publishes(
         loop_project, users, api_as, tmp_path, settings):
-    settings.ARTIFACT_STORE = "postgres"
+    settings.ARTIFACT_STORE, settings.DATA_DIR = "postgres", tmp_path / "web-data"
     project, gold = loop_project
     first = train_and_rank(project=project)  # trained here, kept in the database
     own = tmp_path / "worker-data"
