@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls, secret_path
+from config.i18n import compile_catalogues
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
@@ -222,6 +223,7 @@ def services_only() -> int:
 
 def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("up", [])
+    compile_catalogues()  # the Spanish interface: .mo files are built here, never committed
     try:
         if command == "up":
             return up()

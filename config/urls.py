@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.i18n import JavaScriptCatalog, set_language
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
@@ -18,6 +20,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password_change/", PasswordChangeView.as_view(), name="password_change"),
     path("admin/", admin.site.urls),
+    # The language picker of the navigation (set_language) and the translations the pages' scripts use.
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
+    path("jsi18n/", login_not_required(JavaScriptCatalog.as_view()), name="javascript-catalog"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/", include("annotator.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

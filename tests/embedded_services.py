@@ -17,7 +17,9 @@ _started = None
 def pytest_load_initial_conftests(early_config, parser, args):
     global _started
     from config.embedded import ensure_services
+    from config.i18n import compile_catalogues
 
+    compile_catalogues()  # the Spanish pages and scripts read the compiled catalogues
     _started = ensure_services()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     # Tasks of this run travel on a queue of their own: a worker of a running ``up`` never takes them.
