@@ -18,9 +18,10 @@ from enum import Enum
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
+from annotator.middleware import current_request
 from annotator.models import Annotation, Assignment, Document, Membership, Project
 
 ADMIN, LEAD, ANNOTATOR = Membership.Role.ADMIN, Membership.Role.LEAD, Membership.Role.ANNOTATOR
@@ -63,6 +64,32 @@ def projects_for(*, user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).distinct()
 
 
+def _member_role(*, user, project_id):
+    """The role column of the user's membership of the project, as a query."""
+    return Membership.objects.filter(project_id=project_id, user=user).order_by("id").values("role")[:1]
+
+
+def _roles_of_this_request() -> dict | None:
+    """The roles already looked up while serving the current request, by (user id, project id): a page asks
+    several times (may they manage? see people? adjudicate?) and each answer is the same within a request.
+    None outside a request (a task, a command, a websocket), where nothing is remembered."""
+    request = current_request()
+    if request is None:
+        return None
+    try:
+        return request._deidloop_roles
+    except AttributeError:
+        request._deidloop_roles = {}
+        return request._deidloop_roles
+
+
+def forget_roles() -> None:
+    """A membership changed while serving this request: its later checks read the database again."""
+    request = current_request()
+    if request is not None:
+        request._deidloop_roles = {}
+
+
 def role_in(*, user, project: Project | int) -> str | None:
     """The user's role in the project (superusers are admins everywhere); None for outsiders."""
     if not getattr(user, "is_authenticated", False) or not user.is_active:
@@ -70,7 +97,13 @@ def role_in(*, user, project: Project | int) -> str | None:
     if user.is_superuser:
         return ADMIN
     project_id = project if isinstance(project, int) else project.pk
-    return Membership.objects.filter(project_id=project_id, user=user).values_list("role", flat=True).first()
+    known = _roles_of_this_request()
+    if known is not None and (user.pk, project_id) in known:
+        return known[user.pk, project_id]
+    role = _member_role(user=user, project_id=project_id).values_list("role", flat=True).first()
+    if known is not None:
+        known[user.pk, project_id] = role
+    return role
 
 
 def administers_site(user) -> bool:
@@ -119,11 +152,18 @@ def can_manage(*, user, project: Project | int) -> bool:
 def project_for(user, project_id, action: Can) -> Project:
     """The project, if the user may do ``action`` in it: 404 for outsiders (and ids that are not numbers),
     403 with the reason for members whose role does not allow it."""
+    projects = Project.objects.all()
+    member = getattr(user, "is_authenticated", False) and user.is_active and not user.is_superuser
+    if member:  # the project and the user's role in it, in one statement
+        projects = projects.annotate(_member_role=Subquery(_member_role(user=user, project_id=OuterRef("pk"))))
     try:
-        project = Project.objects.get(pk=int(project_id))
+        project = projects.get(pk=int(project_id))
     except (Project.DoesNotExist, TypeError, ValueError):
         raise Http404("no such project") from None
-    role = role_in(user=user, project=project)
+    known = _roles_of_this_request()
+    if member and known is not None:
+        known[user.pk, project.pk] = project._member_role
+    role = project._member_role if member else role_in(user=user, project=project)
     if role is None:
         raise Http404("no such project")
     if not role_allows(role, action):

@@ -9,6 +9,7 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from annotator.models import AuditEvent, Membership, Project
+from annotator.permissions import forget_roles
 from annotator.services.audit import acting_user, record_event
 from annotator.services.notify import close_member_sockets
 
@@ -41,6 +42,12 @@ def audit_membership_saved(sender, instance: Membership, created: bool, **kwargs
 def audit_membership_deleted(sender, instance: Membership, **kwargs) -> None:
     _record(instance, f"removed (was {instance.role})")
     _close_sockets(instance, removed=True)
+
+
+@receiver(post_save, sender=Membership, dispatch_uid="annotator.forget_roles_saved")
+@receiver(post_delete, sender=Membership, dispatch_uid="annotator.forget_roles_deleted")
+def membership_changed(sender, **kwargs) -> None:
+    forget_roles()  # the request that changed it checks roles from the database again
 
 
 def _close_sockets(membership: Membership, *, removed: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from itertools import groupby
 
 from django.contrib.auth import get_user_model
@@ -134,13 +135,13 @@ def workbench_payload(*, annotation: Annotation) -> dict:
     from django.urls import reverse
 
     from annotator.schemas import label_styles
-    from corpus.text import tokenize
 
     document = annotation.document
     project = document.project
-    tokens = tokenize(document.text)
+    token_runs, n_tokens = record_tokens(document=document)
     if document.n_tokens is None:
-        Document.objects.filter(pk=document.pk).update(n_tokens=len(tokens))
+        Document.objects.filter(pk=document.pk).update(n_tokens=n_tokens)
+        document.n_tokens = n_tokens
     return {
         "project": {"id": project.pk, "name": project.name, "labels": project.labels,
                     "label_styles": label_styles(project.labels, project.label_styles),
@@ -150,7 +151,7 @@ def workbench_payload(*, annotation: Annotation) -> dict:
                        "spans": annotation.spans},
         # Tokens as a flat run-length list [gap, length, gap, length, …] (gap: characters since the previous
         # token's end): a third of the size of [[start, end], …] on a long record.
-        "token_runs": _token_runs(tokens),
+        "token_runs": list(token_runs),
         "possible_missed": annotation.possible_missed,
         "urls": {
             "draft": reverse("annotation-draft", args=[annotation.pk]),
@@ -164,13 +165,25 @@ def workbench_payload(*, annotation: Annotation) -> dict:
     }
 
 
-def _token_runs(tokens) -> list[int]:
-    runs, previous_end = [], 0
-    for token in tokens:
+def record_tokens(*, document: Document) -> tuple[tuple[int, ...], int]:
+    """The record's tokens as run lengths (see ``workbench_payload``) and how many there are.
+
+    A record's text never changes once imported, so a process tokenizes it once: the hand-out, the workbench
+    page and its reloads of the same record reuse the runs (of the last few hundred records)."""
+    return _token_runs(document.pk, document.content_hash, document.text)
+
+
+@lru_cache(maxsize=256)
+def _token_runs(document_id: int, content_hash: str, text: str) -> tuple[tuple[int, ...], int]:
+    from corpus.text import tokenize
+
+    runs, previous_end, count = [], 0, 0
+    for token in tokenize(text):
         runs.append(token.start - previous_end)
         runs.append(token.end - token.start)
         previous_end = token.end
-    return runs
+        count += 1
+    return tuple(runs), count
 
 
 def unlabelled_pool_ids(*, project: Project) -> list[int]:

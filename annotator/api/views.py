@@ -46,15 +46,15 @@ class DocumentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a project
             return Document.objects.none()
-        project = visible_project(self.request.user, self.kwargs["project_id"])
-        queryset = documents_for(user=self.request.user, project=project).order_by("id")
+        self.project = visible_project(self.request.user, self.kwargs["project_id"])
+        queryset = documents_for(user=self.request.user, project=self.project).order_by("id")
         if self.action == "list":
             queryset = queryset.defer("text", "meta")
         return queryset
 
     def retrieve(self, request, *args, **kwargs):
         document = self.get_object()
-        record_event(user=request.user, action=AuditEvent.Action.VIEW, project=document.project, obj=document,
+        record_event(user=request.user, action=AuditEvent.Action.VIEW, project=self.project, obj=document,
                      request=request, detail={"via": "api"})
         return Response(self.get_serializer(document).data)
 

@@ -26,6 +26,7 @@ from annotator.models import Annotation, AnnotationRevision, Assignment, AuditEv
 from annotator.services.adjudication import adjudicate_if_agreed
 from annotator.services.audit import record_event
 from annotator.permissions import can_manage
+from annotator.selectors import record_tokens
 from annotator.services.queue import NotAssigned, annotators_needed, extend_assignment, hold_assignment
 from annotator.services.review import record_revision
 from annotator.services.span_checks import SpanError, checked_spans
@@ -149,9 +150,7 @@ def submit(*, annotation_id: int, user, version: int, spans: Sequence[dict], act
     ).update(completed_at=now)
     document = annotation.document
     if document.n_tokens is None:  # the cost of a record is fitted on its token count
-        from corpus.text import tokenize
-
-        Document.objects.filter(pk=document.pk).update(n_tokens=len(tokenize(document.text)))
+        Document.objects.filter(pk=document.pk).update(n_tokens=record_tokens(document=document)[1])
     # With one annotator per record this submission completes it; with more, count the submissions.
     # With two or more, the last one also adjudicates the record when the submissions agree.
     needed = annotators_needed(project=document.project, document=document)  # read with the annotation, above

@@ -18,6 +18,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, PoolScore, Project, Ranking
+from annotator.selectors import record_tokens
 from annotator.signals import complete_suggestions, suggestion_guards
 from corpus.span_json import read_span, write_span
 
@@ -47,7 +48,8 @@ def release_expired_assignments(*, project: Project, now=None) -> int:
     expired = Assignment.objects.filter(
         document__project=project, completed_at__isnull=True, expires_at__lt=now
     )
-    with transaction.atomic():
+    # Inside a hand-out's transaction it needs no savepoint of its own: an error here ends the hand-out too.
+    with transaction.atomic(savepoint=False):
         documents = list(
             Document.objects.select_for_update(skip_locked=True, no_key=True)
             .filter(pk__in=expired.values("document_id"))
@@ -242,9 +244,14 @@ def next_record(*, project: Project, user) -> Handout | None:
         document.annotators_wanted = 2
         Document.objects.filter(pk=document.pk).update(annotators_wanted=2)
     # The record leaves the pool when it has the people it needs (open or submitted): with one, at once.
+    # Its token count (for the cost fits and the record list) is stored with it the first time it is handed out.
+    counted = {} if document.n_tokens is not None else {"n_tokens": record_tokens(document=document)[1]}
     needed = annotators_needed(project=project, document=document)
     if needed <= 1 or Assignment.objects.filter(document=document).count() >= needed:
-        Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED)
+        Document.objects.filter(pk=document.pk).update(status=Document.Status.ASSIGNED, **counted)
+    elif counted:
+        Document.objects.filter(pk=document.pk).update(**counted)
+    document.n_tokens = counted.get("n_tokens", document.n_tokens)
     # A draft with edits survives an expired assignment; the same person getting the record back resumes it.
     annotation = Annotation.objects.get(document=document, annotator=user) if has_annotation else None
     if annotation is None:
