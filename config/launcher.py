@@ -1,7 +1,10 @@
 """Entry point behind ``./deidloop``: runs the application, the tests or manage.py on the embedded services.
 
     python -m config.launcher up             PostgreSQL + Redis + a Celery worker + Daphne on :8000
-                                             (DEIDLOOP_WEB_WORKERS processes on one socket, default 2)
+                                             (DEIDLOOP_WEB_WORKERS processes on one socket, default one
+                                             per core: config.sizing)
+    python -m config.launcher serve          only the Daphne processes, on DEIDLOOP_HOST:DEIDLOOP_PORT, for
+                                             services run elsewhere (docker-compose.yml's web service)
     python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
     python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running and
                                              the command needs it)
@@ -20,14 +23,15 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+from config import sizing
 from config.embedded import ROOT, EmbeddedServiceError, Services, ensure_services, export_urls, secret_path
 from config.i18n import compile_catalogues
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
 # In one Daphne process Django's request handling shares one interpreter lock (threads: config/asgi.py), so
-# it uses about one core; several processes accepting on one listening socket use more.
-WEB_WORKERS = max(1, int(os.environ.get("DEIDLOOP_WEB_WORKERS", "2")))
+# it uses about one core; one process per core, all accepting on one listening socket, use them all.
+WEB_WORKERS = sizing.web_workers()
 
 
 def say(message: str) -> None:
@@ -90,7 +94,7 @@ def worker_command(schedule: Path | None = None) -> list[str]:
     Without gossip and mingle (and, in the settings, remote control) the worker's broker connection has one
     channel, so that a Redis restart leaves the worker running (see CELERY_WORKER_ENABLE_REMOTE_CONTROL)."""
     return [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
-            "--concurrency", os.environ.get("DEIDLOOP_WORKER_PROCESSES", "2"), "--without-gossip", "--without-mingle",
+            "--concurrency", str(sizing.worker_processes()), "--without-gossip", "--without-mingle",
             "--beat", "--schedule", str(schedule or settings_data_dir() / "celerybeat-schedule")]
 
 
@@ -121,6 +125,20 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     listener.listen(1024)
     listener.set_inheritable(True)
     return listener
+
+
+def web_command(fd: int, *, proxy_headers: bool = False) -> list[str]:
+    """The command line of one Daphne process accepting on the inherited listening socket ``fd``;
+    ``proxy_headers``: the client's address is the one a reverse proxy forwards."""
+    return [sys.executable, "-m", "daphne", "--fd", str(fd), *(["--proxy-headers"] if proxy_headers else []),
+            "config.asgi:application"]
+
+
+def start_web(listener: socket.socket, *, proxy_headers: bool = False) -> list[subprocess.Popen]:
+    """``WEB_WORKERS`` Daphne processes accepting on ``listener``, each in a process group of its own."""
+    command = web_command(listener.fileno(), proxy_headers=proxy_headers)
+    return [subprocess.Popen(command, cwd=ROOT, start_new_session=True, pass_fds=(listener.fileno(),))
+            for _ in range(WEB_WORKERS)]
 
 
 def settings_data_dir():
@@ -156,11 +174,7 @@ def up() -> int:
         restarts: list[float] = []
         listener = _listening_socket(HOST, PORT)
         try:
-            for _ in range(WEB_WORKERS):
-                web = subprocess.Popen(
-                    [sys.executable, "-m", "daphne", "--fd", str(listener.fileno()), "config.asgi:application"],
-                    cwd=ROOT, start_new_session=True, pass_fds=(listener.fileno(),),
-                )
+            for web in start_web(listener):
                 services.add_user(web.pid)
                 processes.append(web)
         finally:
@@ -190,6 +204,32 @@ def up() -> int:
         _terminate(list(reversed(processes)))
         services.stop()
         say("stopped")
+
+
+def serve() -> int:
+    """Only the web processes, on one socket, until SIGTERM (or one of them exits): for a deployment whose
+    database, Redis and workers run as services of their own (docker-compose.yml, behind its proxy, whose
+    forwarded client address the processes trust)."""
+    stopping = False
+
+    def request_stop(signum, frame):  # noqa: ARG001 - signal handler signature
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    listener = _listening_socket(HOST, PORT)
+    try:
+        processes = start_web(listener, proxy_headers=True)
+    finally:
+        listener.close()
+    say(f"serving on {HOST}:{PORT} ({WEB_WORKERS} web processes)")
+    try:
+        while not stopping and all(process.poll() is None for process in processes):
+            time.sleep(0.5)
+    finally:
+        _terminate(processes)
+    return 0 if stopping else 1
 
 
 def test(args: list[str]) -> int:
@@ -227,6 +267,8 @@ def main(argv: list[str]) -> int:
     try:
         if command == "up":
             return up()
+        if command == "serve":
+            return serve()
         if command == "test":
             return test(args)
         if command == "manage":

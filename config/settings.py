@@ -122,6 +122,10 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
+# Each web thread (config.asgi: DEIDLOOP_WEB_THREADS per process, DEIDLOOP_WEB_WORKERS processes) and each
+# worker process keeps one connection open between requests (checked before reuse), so that a request does
+# not pay for a new one: the connections stay as many as the threads (config.sizing.database_connections,
+# which the embedded PostgreSQL's max_connections allows for).
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://deidloop@127.0.0.1:5432/deidloop"),

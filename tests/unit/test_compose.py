@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from config.launcher import worker_command
+from config.launcher import web_command, worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SERVICES = ("web", "worker", "beat")
@@ -128,9 +128,24 @@ def test_web_migrates_then_serves_daphne_on_port_8000_behind_the_proxy(services)
     web = services["web"]
     command = _command(web)
     assert "manage.py migrate" in command
-    assert "daphne --proxy-headers -b 0.0.0.0 -p 8000 config.asgi:application" in command
-    assert command.index("manage.py migrate") < command.index("daphne")
+    # The launcher's web processes (DEIDLOOP_WEB_WORKERS, one per core by default) on one socket.
+    assert "exec python -m config.launcher serve" in command
+    assert command.index("manage.py migrate") < command.index("config.launcher serve")
+    environment = _environment(web)
+    assert (environment["DEIDLOOP_HOST"], environment["DEIDLOOP_PORT"]) == ("0.0.0.0", "8000")
+    assert environment["DEIDLOOP_WEB_WORKERS"].startswith("${DEIDLOOP_WEB_WORKERS")
     assert [str(port) for port in web["expose"]] == ["8000"]
+    # It trusts the proxy's forwarding headers for the client's address, as ``up`` on 127.0.0.1 does not.
+    assert web_command(7, proxy_headers=True)[-3:] == ["7", "--proxy-headers", "config.asgi:application"]
+    assert "--proxy-headers" not in web_command(7)
+
+
+def test_postgres_is_sized_for_a_small_host(services):
+    options = dict(option.split("=", 1) for option in shlex.split(_command(services["db"]))[2::2])
+    assert set(options) == {"max_connections", "shared_buffers", "effective_cache_size", "work_mem",
+                            "maintenance_work_mem"}
+    assert options["max_connections"] == "${DEIDLOOP_PG_MAX_CONNECTIONS:-100}"
+    assert options["shared_buffers"] == "${DEIDLOOP_PG_SHARED_BUFFERS:-256MB}"
 
 
 @pytest.mark.parametrize("name", APP_SERVICES)

@@ -1,0 +1,51 @@
+"""The web processes, the worker processes and the embedded PostgreSQL are sized from the machine and agree."""
+from __future__ import annotations
+
+import pytest
+
+from config import sizing
+
+VARIABLES = ("DEIDLOOP_WEB_WORKERS", "DEIDLOOP_WEB_THREADS", "DEIDLOOP_WORKER_PROCESSES",
+             "DEIDLOOP_PG_SPARE_CONNECTIONS", "DEIDLOOP_PG_MAX_CONNECTIONS", "DEIDLOOP_PG_SHARED_BUFFERS")
+
+
+@pytest.fixture(autouse=True)
+def unset(monkeypatch):
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_one_web_process_per_core_unless_set(monkeypatch):
+    monkeypatch.setattr(sizing, "cores", lambda: 6)
+    assert sizing.web_workers() == 6
+    monkeypatch.setenv("DEIDLOOP_WEB_WORKERS", "3")
+    assert sizing.web_workers() == 3
+    monkeypatch.setenv("DEIDLOOP_WEB_WORKERS", "0")
+    assert sizing.web_workers() == 1
+    monkeypatch.setenv("DEIDLOOP_WEB_WORKERS", "")  # docker-compose.yml passes it empty when unset
+    assert sizing.web_workers() == 6
+
+
+def test_the_database_allows_every_web_thread_and_worker_process(monkeypatch):
+    monkeypatch.setattr(sizing, "cores", lambda: 4)
+    monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "3")
+    # 4 web processes x (4 threads + 2) + 3 worker processes + the worker's main process and beat
+    assert sizing.database_connections() == 4 * 6 + 3 + 2 == 29
+    assert sizing.postgres_settings()["max_connections"] == str(29 + 100)
+    monkeypatch.setenv("DEIDLOOP_WEB_THREADS", "8")
+    monkeypatch.setenv("DEIDLOOP_PG_SPARE_CONNECTIONS", "10")
+    assert sizing.postgres_settings()["max_connections"] == str(4 * 10 + 3 + 2 + 10)
+    monkeypatch.setenv("DEIDLOOP_PG_MAX_CONNECTIONS", "300")
+    assert sizing.postgres_settings()["max_connections"] == "300"
+
+
+@pytest.mark.parametrize(("memory_mib", "shared", "cache"), [
+    (1024, "128MB", "512MB"), (128, "32MB", "64MB"), (16384, "512MB", "8192MB"),
+])
+def test_memory_settings_follow_the_machine_within_bounds(monkeypatch, memory_mib, shared, cache):
+    monkeypatch.setattr(sizing, "memory_bytes", lambda: memory_mib * sizing.MIB)
+    settings = sizing.postgres_settings()
+    assert (settings["shared_buffers"], settings["effective_cache_size"]) == (shared, cache)
+    assert (settings["work_mem"], settings["maintenance_work_mem"]) == ("8MB", "64MB")
+    monkeypatch.setenv("DEIDLOOP_PG_SHARED_BUFFERS", "64MB")
+    assert sizing.postgres_settings()["shared_buffers"] == "64MB"
