@@ -33,7 +33,8 @@ document.addEventListener("DOMContentLoaded", function () {
       card.classList.toggle("current", index === current);
       card.classList.toggle("decided", choice !== undefined);
       card.querySelector('[data-role="choice"]').textContent =
-        choice === undefined ? "undecided" : choice === null ? "no PHI here" : "taking " + choice + "'s";
+        choice === undefined ? gettext("undecided") : choice === null ? gettext("no PHI here") :
+          interpolate(gettext("taking %s's"), [choice]);
       card.querySelectorAll("li[data-annotator]").forEach(function (row) {
         var name = row.getAttribute("data-annotator");
         row.classList.toggle("chosen", choice !== undefined && (choice === null ? name === "" : name === choice));
@@ -45,7 +46,8 @@ document.addEventListener("DOMContentLoaded", function () {
       }
     });
     var left = choices.filter(function (c) { return c === undefined; }).length;
-    statusEl.textContent = left ? left + " of " + choices.length + " conflicts undecided" : "Every conflict decided";
+    statusEl.textContent = left ? interpolate(ngettext("%(left)s of %(total)s conflict undecided", "%(left)s of %(total)s conflicts undecided",
+      choices.length), { left: left, total: choices.length }, true) : gettext("Every conflict decided");
     var mark = textMark(current);
     if (mark && mark.scrollIntoView) mark.scrollIntoView({block: "nearest"});
   }
@@ -102,11 +104,11 @@ document.addEventListener("DOMContentLoaded", function () {
     added.forEach(function (span, index) {
       var item = document.createElement("li");
       item.setAttribute("data-added", index);
-      item.textContent = "added «" + data.document.text.slice(span.start, span.end) + "» " + span.label + " ";
+      item.textContent = interpolate(gettext("added «%(text)s» %(label)s"), { text: data.document.text.slice(span.start, span.end), label: span.label }, true) + " ";
       var remove = document.createElement("button");
       remove.type = "button";
       remove.className = "secondary small";
-      remove.textContent = "Remove";
+      remove.textContent = gettext("Remove");
       remove.addEventListener("click", function () {
         unmark(added[index].mark);
         added.splice(index, 1);
@@ -118,7 +120,7 @@ document.addEventListener("DOMContentLoaded", function () {
     Object.keys(rejected).forEach(function (index) {
       var span = data.agreed[index], item = document.createElement("li");
       item.setAttribute("data-rejected", index);
-      item.textContent = "rejected «" + data.document.text.slice(span.start, span.end) + "» " + span.label;
+      item.textContent = interpolate(gettext("rejected «%(text)s» %(label)s"), { text: data.document.text.slice(span.start, span.end), label: span.label }, true);
       list.appendChild(item);
     });
     textEl.querySelectorAll("mark.agreed").forEach(function (mark) {
@@ -130,7 +132,7 @@ document.addEventListener("DOMContentLoaded", function () {
   function startAdding() {
     var offsets = selectedOffsets();
     if (!offsets) {
-      statusEl.textContent = "Select the text of the span to add first";
+      statusEl.textContent = gettext("Select the text of the span to add first");
       return;
     }
     pending = offsets;
@@ -146,7 +148,7 @@ document.addEventListener("DOMContentLoaded", function () {
         span.mark = document.createElement("mark");
         span.mark.className = "phi added";
         span.mark.setAttribute("data-label", span.label);
-        span.mark.title = span.label + " · added here";
+        span.mark.title = span.label + " · " + gettext("added here");
         pending.range.surroundContents(span.mark);
       }
       added.push(span);
@@ -162,7 +164,7 @@ document.addEventListener("DOMContentLoaded", function () {
       return span.start < offsets.end && offsets.start < span.end;
     });
     if (hit === null || hit < 0) {
-      statusEl.textContent = "Select (part of) a span everybody marked to reject or restore it";
+      statusEl.textContent = gettext("Select (part of) a span everybody marked to reject or restore it");
       return;
     }
     if (rejected[hit]) delete rejected[hit]; else rejected[hit] = true;
@@ -184,11 +186,11 @@ document.addEventListener("DOMContentLoaded", function () {
     if (undecided >= 0) {
       current = undecided;
       show();
-      statusEl.textContent = "Decide every conflict first: " + statusEl.textContent;
+      statusEl.textContent = interpolate(gettext("Decide every conflict first: %s"), [statusEl.textContent]);
       return;
     }
     saving = true;
-    statusEl.textContent = "Saving…";
+    statusEl.textContent = gettext("Saving…");
     fetch(page.getAttribute("data-api-url"), {
       method: "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken()},
@@ -196,12 +198,12 @@ document.addEventListener("DOMContentLoaded", function () {
       body: JSON.stringify(added.length || Object.keys(rejected).length ? {spans: goldSpans()} : {choices: choices}),
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (json) {
-        if (!response.ok) throw new Error(json.detail || ("the server answered " + response.status));
+        if (!response.ok) throw new Error(json.detail || interpolate(gettext("the server answered %s"), [response.status]));
         window.location.assign(json.next_url);
       });
     }).catch(function (error) {
       saving = false;
-      statusEl.textContent = "Not saved: " + error.message;
+      statusEl.textContent = interpolate(gettext("Not saved: %s"), [error.message]);
     });
   }
 

@@ -8,12 +8,13 @@
   var data = JSON.parse(source.textContent);
   var percent = function (values) { return values.map(function (v) { return 100 * v; }); };
   window.Plotly.newPlot(box, [
-    { type: "bar", name: "all records", x: data.clusters, y: percent(data.share), marker: { color: "#9db4ea" } },
-    { type: "bar", name: "annotated records", x: data.clusters, y: percent(data.annotated_share),
+    { type: "bar", name: gettext("all records"), x: data.clusters, y: percent(data.share), marker: { color: "#9db4ea" } },
+    { type: "bar", name: gettext("annotated records"), x: data.clusters, y: percent(data.annotated_share),
       marker: { color: "#2d5bd3" } }
   ], {
     barmode: "group", height: 260, margin: { l: 50, r: 10, t: 10, b: 40 },
-    yaxis: { title: { text: "% of records" }, rangemode: "tozero" },
+    yaxis: { title: { text: gettext("% of records") }, rangemode: "tozero" },
+    separators: (document.documentElement.lang || "en").slice(0, 2) === "es" ? ",." : ".,",
     legend: { orientation: "h", y: 1.12 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fff"
   }, { displayModeBar: false, responsive: true });
   box.dataset.ready = "true";

@@ -22,6 +22,8 @@
   var PALETTE = ["#e8590c", "#2f9e44", "#ae3ec9", "#d6336c", "#0c8599", "#f59f00", "#5c940d", "#862e9c"];
   var FONT = { family: "system-ui, -apple-system, 'Segoe UI', sans-serif", size: 13, color: INK };
   // Entity-level scores are the ones reported per PHI type; token metrics and leakage fall back to these.
+  // Numbers as the page's language writes them (decimal, then thousands mark).
+  var SEPARATORS = (document.documentElement.lang || "en").slice(0, 2) === "es" ? ",." : ".,";
   var PER_TYPE_FALLBACK = { token_f1: "entity_f1", token_p: "entity_p", token_r: "entity_r", leakage: "entity_r" };
   var PER_TYPE_SCORE = { entity_f1: "f1", entity_p: "p", entity_r: "r" };
 
@@ -67,13 +69,13 @@
 
   // The simulation's curve for the chosen metric and type, or the reason there is none.
   function simulationSeries(strategy, s) {
-    if (s.x !== "n_documents") return { why: "Simulations count training documents: choose \u201cTraining documents\u201d to compare." };
+    if (s.x !== "n_documents") return { why: gettext("Simulations count training documents: choose \u201cTraining documents\u201d to compare.") };
     if (s.type) {
-      if (s.metric !== "entity_f1") return { why: "Simulations record entity F1 per PHI type: choose \u201cEntity F1\u201d to compare." };
+      if (s.metric !== "entity_f1") return { why: gettext("Simulations record entity F1 per PHI type: choose \u201cEntity F1\u201d to compare.") };
       var perType = strategy.per_type_f1[s.type];
-      return perType ? { y: perType, sd: null } : { why: "The simulation has no " + s.type + " in its evaluation documents." };
+      return perType ? { y: perType, sd: null } : { why: interpolate(gettext("The simulation has no %s in its evaluation documents."), [s.type]) };
     }
-    if (!strategy.values[s.metric]) return { why: "Simulations measure entity precision, recall and F1: choose one of them to compare." };
+    if (!strategy.values[s.metric]) return { why: gettext("Simulations measure entity precision, recall and F1: choose one of them to compare.") };
     return { y: strategy.values[s.metric], sd: strategy.sd[s.metric] || null };
   }
 
@@ -101,10 +103,10 @@
         }
         traces.push({
           x: strategy.docs, y: series.y, customdata: series.sd || series.y.map(function () { return 0; }),
-          name: strategy.name + " (simulated" + (hasSpread ? ", mean ± sd" : "") + ")",
+          name: interpolate(hasSpread ? gettext("%s (simulated, mean ± sd)") : gettext("%s (simulated)"), [strategy.name]),
           mode: "lines+markers", line: { color: color, width: 2, dash: "dash" }, marker: { size: 6, color: color },
           legendgroup: strategy.name, meta: { kind: "simulation", strategy: strategy.name },
-          hovertemplate: "<b>" + strategy.name + "</b> (simulated)<br>%{x} documents<br>" + metricLabel + " " +
+          hovertemplate: "<b>" + strategy.name + "</b> " + gettext("(simulated)") + "<br>" + gettext("%{x} documents") + "<br>" + metricLabel + " " +
             hoverNumber(s.metric) + (hasSpread ? " ± %{customdata:.3f}" : "") + "<extra></extra>"
         });
       });
@@ -118,7 +120,7 @@
         return [p.id, p.url, p.n_documents, p.n_tokens, p.annotator_hours, p.strategy || "\u2014",
                 s.type && p.per_type[s.type] ? p.per_type[s.type].support : ""];
       }),
-      name: "This project's models", mode: "lines+markers", cliponaxis: false,
+      name: gettext("This project's models"), mode: "lines+markers", cliponaxis: false,
       line: { color: LIVE, width: 3 },
       marker: {
         color: LIVE, line: { color: "#fff", width: 1.5 },
@@ -126,10 +128,10 @@
         symbol: points.map(function (p) { return p.is_current ? "diamond" : "circle"; })
       },
       meta: { kind: "live" },
-      hovertemplate: "<b>Model #%{customdata[0]}</b> (%{customdata[5]})<br>" + metricLabel +
-        (s.type ? " \u00b7 " + s.type + " (%{customdata[6]} gold)" : "") + ": " + hoverNumber(s.metric) +
-        "<br>%{customdata[2]} documents \u00b7 %{customdata[3]:,} tokens \u00b7 %{customdata[4]:.2f} annotator-hours" +
-        "<br><i>click to open</i><extra></extra>"
+      hovertemplate: "<b>" + gettext("Model #%{customdata[0]}") + "</b> (%{customdata[5]})<br>" + metricLabel +
+        (s.type ? " \u00b7 " + s.type + " " + gettext("(%{customdata[6]} gold)") : "") + ": " + hoverNumber(s.metric) +
+        "<br>" + gettext("%{customdata[2]} documents \u00b7 %{customdata[3]:,} tokens \u00b7 %{customdata[4]:.2f} annotator-hours") +
+        "<br><i>" + gettext("click to open") + "</i><extra></extra>"
     });
     return { traces: traces, why: batch ? why : "", metricLabel: metricLabel, xLabel: xLabel, livePoints: points.length };
   }
@@ -148,9 +150,10 @@
     if (!curveChart || !window.Plotly) return Promise.resolve();
     var s = state();
     var built = curveTraces(s);
-    var title = built.metricLabel + " against " + built.xLabel.toLowerCase() + " \u00b7 " +
-      (s.type ? s.type : "all PHI types");
+    var title = interpolate(gettext("%(metric)s against %(axis)s"), { metric: built.metricLabel, axis: built.xLabel.toLowerCase() }, true) +
+      " \u00b7 " + (s.type ? s.type : gettext("all PHI types"));
     var layout = {
+      separators: SEPARATORS,
       title: { text: data.project.name + ": " + title, x: 0, xref: "container", xanchor: "left", pad: { l: 12 }, font: { size: 16 } },
       font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
       margin: { l: 64, r: 24, t: 48, b: 40 }, hovermode: "closest", height: 470,
@@ -159,7 +162,7 @@
         tickformat: s.x === "annotator_hours" ? ".2f" : ",d", linecolor: "#c3cad6", showline: true
       },
       yaxis: {
-        title: { text: (isLeakage(s.metric) ? "Leakage (share of PHI tokens missed)" : built.metricLabel) +
+        title: { text: (isLeakage(s.metric) ? gettext("Leakage (share of PHI tokens missed)") : built.metricLabel) +
           (s.type ? " \u00b7 " + s.type : "") }, range: yRange(built.traces, s.metric),
         tickformat: isLeakage(s.metric) ? ".1%" : ".2f", gridcolor: GRID, zeroline: false, linecolor: "#c3cad6", showline: true
       },
@@ -170,8 +173,8 @@
       responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"],
       toImageButtonOptions: { format: "png", filename: downloadName(curveChart), scale: 2, width: 1100, height: 560 }
     };
-    note.textContent = built.why || (built.livePoints ? "Click a point to open that model version." :
-      "No model version has a score here yet: models are measured on the project's evaluation documents.");
+    note.textContent = built.why || (built.livePoints ? gettext("Click a point to open that model version.") :
+      gettext("No model version has a score here yet: models are measured on the project's evaluation documents."));
     note.classList.toggle("dash-note-warn", !!built.why);
     return window.Plotly.react(curveChart, built.traces, layout, config).then(function () {
       renders += 1;
@@ -189,7 +192,7 @@
     var types = current ? data.types.filter(function (t) { return current.per_type[t]; }) : [];
     if (!types.length) {
       typesChart.classList.add("dash-empty");
-      typesChart.textContent = "The current model has no per-type scores (no evaluation documents).";
+      typesChart.textContent = gettext("The current model has no per-type scores (no evaluation documents).");
       return;
     }
     var labels = types.map(function (t) { return t + " (" + current.per_type[t].support + ")"; });
@@ -197,15 +200,16 @@
     var traces = [
       { type: "bar", orientation: "h", name: "F1", y: labels, x: scores("f1"), customdata: types,
         marker: { color: alpha(LIVE, 0.8) }, hovertemplate: "<b>%{customdata}</b><br>F1 %{x:.3f}<extra></extra>" },
-      { type: "scatter", mode: "markers", name: "Precision", y: labels, x: scores("p"), customdata: types,
+      { type: "scatter", mode: "markers", name: gettext("Precision"), y: labels, x: scores("p"), customdata: types,
         marker: { symbol: "diamond", size: 9, color: "#e8590c", line: { color: "#fff", width: 1 } },
-        hovertemplate: "<b>%{customdata}</b><br>precision %{x:.3f}<extra></extra>" },
-      { type: "scatter", mode: "markers", name: "Recall", y: labels, x: scores("r"), customdata: types,
+        hovertemplate: "<b>%{customdata}</b><br>" + gettext("precision") + " %{x:.3f}<extra></extra>" },
+      { type: "scatter", mode: "markers", name: gettext("Recall"), y: labels, x: scores("r"), customdata: types,
         marker: { symbol: "circle", size: 9, color: "#2f9e44", line: { color: "#fff", width: 1 } },
-        hovertemplate: "<b>%{customdata}</b><br>recall %{x:.3f}<extra></extra>" }
+        hovertemplate: "<b>%{customdata}</b><br>" + gettext("recall") + " %{x:.3f}<extra></extra>" }
     ];
     var layout = {
-      title: { text: data.project.name + ": entity scores per PHI type, model #" + current.id, x: 0, xref: "container", xanchor: "left", pad: { l: 12 }, font: { size: 16 } },
+      separators: SEPARATORS,
+      title: { text: data.project.name + ": " + interpolate(gettext("entity scores per PHI type, model #%s"), [current.id]), x: 0, xref: "container", xanchor: "left", pad: { l: 12 }, font: { size: 16 } },
       font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff", height: 110 + 24 * types.length,
       margin: { l: 10, r: 24, t: 48, b: 40 }, bargap: 0.35, hovermode: "closest",
       xaxis: { range: [0, 1.04], tickformat: ".1f", gridcolor: GRID, zeroline: false, side: "bottom" },
@@ -296,7 +300,7 @@
     var bar = box.querySelector("progress");
     if (bar && message.total) bar.value = Math.round(100 * message.done / message.total);
     var count = box.querySelector("[data-sim-count]");
-    if (count && message.total) count.textContent = message.done + " of " + message.total + " models";
+    if (count && message.total) count.textContent = interpolate(gettext("%(done)s of %(total)s models"), { done: message.done, total: message.total }, true);
     var text = box.querySelector("[data-sim-text]");
     if (text && message.text) text.textContent = message.text;
   }
@@ -331,7 +335,7 @@
 
   function start() {
     if (!window.Plotly) {
-      if (note) note.textContent = "The charting library did not load; the tables below hold the same figures.";
+      if (note) note.textContent = gettext("The charting library did not load; the tables below hold the same figures.");
       return;
     }
     if (curveChart) {

@@ -16,6 +16,11 @@
   "use strict";
 
   var SHAPE = 1;
+  // The page's translations (Django's JavaScript catalogue, loaded first); under Node, the English as written.
+  var gettext = root && root.gettext ? root.gettext : function (text) { return text; };
+  var interpolate = root && root.interpolate ? root.interpolate : function (format, values) {
+    return format.replace(/%\((\w+)\)s/g, function (_, name) { return String(values[name]); });
+  };
   var KEY_PREFIX = "deidloop:draft:";
   // Seconds between tries while the server is away: quick at first (a restart takes seconds), then every
   // 30 s at most, so many open workbenches do not hammer a server that is coming back.
@@ -139,18 +144,14 @@
 
   // The sentence shown with a conflict; `local` and `server` as for recoveryAction.
   function conflictText(local, server) {
-    var kept = "This browser kept a draft of this record that never reached the server (edited from version " +
-      local.version + "), ";
+    var versions = { local: local.version, server: server.version };
     if (server.state === "submitted") {
-      return kept + "but the record has since been submitted (version " + server.version +
-        ") and can no longer change here. Nothing was overwritten.";
+      return interpolate(gettext("This browser kept a draft of this record that never reached the server (edited from version %(local)s), but the record has since been submitted (version %(server)s) and can no longer change here. Nothing was overwritten."), versions, true);
     }
     if (server.version < local.version) {
-      return kept + "but the server is back at an older version (" + server.version +
-        "). Nothing was overwritten: choose which to keep.";
+      return interpolate(gettext("This browser kept a draft of this record that never reached the server (edited from version %(local)s), but the server is back at an older version (%(server)s). Nothing was overwritten: choose which to keep."), versions, true);
     }
-    return kept + "but the record has changed since (now version " + server.version +
-      "). Nothing was overwritten: choose which to keep.";
+    return interpolate(gettext("This browser kept a draft of this record that never reached the server (edited from version %(local)s), but the record has changed since (now version %(server)s). Nothing was overwritten: choose which to keep."), versions, true);
   }
 
   var api = {

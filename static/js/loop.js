@@ -12,13 +12,17 @@
       .catch(function () { /* the next notice tries again */ });
   }
 
+  // A retrain's stages as the page's language names them (the server sends their codes).
+  var STAGES = {queued: gettext("Queued"), training: gettext("Training"), scoring: gettext("Scoring"),
+    done: gettext("Done"), failed: gettext("Failed")};
+
   function show(message) {
     var box = root.querySelector("#retrain-progress");
     if (!box) return;
     var bar = box.querySelector("progress");
     box.hidden = false;
     root.querySelector("[data-progress-stage]").textContent =
-      message.stage.charAt(0).toUpperCase() + message.stage.slice(1);
+      STAGES[message.stage] || message.stage.charAt(0).toUpperCase() + message.stage.slice(1);
     root.querySelector("[data-progress-text]").textContent = message.text;
     if (message.stage === "queued" || message.stage === "failed") bar.value = 0;
     else if (message.stage === "training") bar.value = 5;

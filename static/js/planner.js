@@ -10,7 +10,7 @@ document.addEventListener("DOMContentLoaded", function () {
   var colors = {traditional: "#667085", safe_forward: "#1f9d74", attack_forward: "#2d5bd3", attack_back: "#e07b39"};
   var dashes = {traditional: "dot", safe_forward: "solid", attack_forward: "dash", attack_back: "dashdot"};
   var order = ["traditional", "safe_forward", "attack_forward", "attack_back"];
-  var money = function (v) { return v.toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2}); };
+  var money = function (v) { return charts.formatNumber(v, 2); };
 
   function layout(extra) {
     return charts.layout(Object.assign({margin: {l: 70, r: 16, t: 40, b: 52}, hovermode: "x unified"}, extra));
@@ -30,7 +30,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     return shapes;
   }
-  var alphaAxis = axis("α — documents annotated in total", {range: plan.alphas.length > 1 ? null : [plan.alphas[0] - 1, plan.alphas[0] + 1]});
+  var alphaAxis = axis(gettext("α — documents annotated in total"), {range: plan.alphas.length > 1 ? null : [plan.alphas[0] - 1, plan.alphas[0] + 1]});
 
   var publisher = order.map(function (key) {
     var outcome = plan.outcomes[key];
@@ -43,12 +43,12 @@ document.addEventListener("DOMContentLoaded", function () {
     if (outcome.best_alpha === null) return;
     publisher.push({type: "scatter", mode: "markers", x: [outcome.best_alpha], y: [outcome.best_payoff], showlegend: false,
       marker: {symbol: "star", size: 15, color: colors[key], line: {color: "#fff", width: 1}},
-      hovertemplate: "best α " + outcome.best_alpha + ": " + money(outcome.best_payoff) + "<extra>" + data.policies[key] + "</extra>"});
+      hovertemplate: interpolate(gettext("best α %s"), [outcome.best_alpha]) + ": " + money(outcome.best_payoff) + "<extra>" + data.policies[key] + "</extra>"});
   });
   var zero = {type: "line", xref: "paper", x0: 0, x1: 1, y0: 0, y1: 0, line: {color: "#1d2330", width: 1, dash: "dot"}};
-  Plotly.newPlot("chart-publisher", publisher, layout({xaxis: alphaAxis, yaxis: axis("your payoff"),
+  Plotly.newPlot("chart-publisher", publisher, layout({xaxis: alphaAxis, yaxis: axis(gettext("your payoff")),
     shapes: attackBands().concat([zero]),
-    annotations: [{xref: "paper", yref: "y", x: 1, y: 0, text: "not sharing = 0", showarrow: false, xanchor: "right",
+    annotations: [{xref: "paper", yref: "y", x: 1, y: 0, text: gettext("not sharing = 0"), showarrow: false, xanchor: "right",
       yanchor: "bottom", font: {size: 11, color: "#667085"}}]}), config);
 
   var attacker = order.map(function (key) {
@@ -58,21 +58,21 @@ document.addEventListener("DOMContentLoaded", function () {
       hovertemplate: "%{y:,.2f}<extra>" + data.policies[key] + "</extra>"};
   });
   var budget = plan.outcomes.safe_forward.attacker_payoffs[0];
-  Plotly.newPlot("chart-attacker", attacker, layout({xaxis: alphaAxis, yaxis: axis("attacker's payoff"),
+  Plotly.newPlot("chart-attacker", attacker, layout({xaxis: alphaAxis, yaxis: axis(gettext("attacker's payoff")),
     shapes: attackBands(),
-    annotations: [{xref: "paper", yref: "y", x: 1, y: budget, text: "B_a: not attacking", showarrow: false, xanchor: "right",
+    annotations: [{xref: "paper", yref: "y", x: 1, y: budget, text: gettext("B_a: not attacking"), showarrow: false, xanchor: "right",
       yanchor: "top", font: {size: 11, color: "#667085"}}]}), config);
 
   var curve = data.curve, traces = [];
-  [["precision", "Precision", "#7a5cc9", "rgba(122, 92, 201, 0.13)"], ["recall", "Recall", "#e07b39", "rgba(224, 123, 57, 0.13)"]].forEach(function (c) {
+  [["precision", gettext("Precision"), "#7a5cc9", "rgba(122, 92, 201, 0.13)"], ["recall", gettext("Recall"), "#e07b39", "rgba(224, 123, 57, 0.13)"]].forEach(function (c) {
     var band = curve[c[0]];
     traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.lower, line: {width: 0}, showlegend: false, hoverinfo: "skip"});
     traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.upper, line: {width: 0}, fill: "tonexty",
-      fillcolor: c[3], name: c[1] + " 95 % band", hoverinfo: "skip"});
-    traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.value, name: c[1] + " (fitted)",
+      fillcolor: c[3], name: interpolate(gettext("%s 95 % band"), [c[1]]), hoverinfo: "skip"});
+    traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.value, name: interpolate(gettext("%s (fitted)"), [c[1]]),
       line: {color: c[2], width: 2.5}, hovertemplate: "%{y:.3f}<extra>" + c[1] + "</extra>"});
     traces.push({type: "scatter", mode: "markers", x: data.measured.map(function (p) { return p.documents; }),
-      y: data.measured.map(function (p) { return p[c[0]]; }), name: c[1] + " (measured)",
+      y: data.measured.map(function (p) { return p[c[0]]; }), name: interpolate(gettext("%s (measured)"), [c[1]]),
       marker: {color: c[2], size: 10, line: {color: "#fff", width: 1.5}},
       hovertemplate: "%{y:.3f} measured<extra>" + c[1] + "</extra>"});
   });
@@ -89,12 +89,12 @@ document.addEventListener("DOMContentLoaded", function () {
   if (curve.last_measured !== null) {
     shapes.push({type: "line", xref: "x", yref: "paper", x0: curve.last_measured, x1: curve.last_measured, y0: 0, y1: 1,
       line: {color: "#667085", width: 1.5, dash: "dot"}});
-    notes.push({xref: "x", yref: "paper", x: curve.last_measured, y: 1, text: " extrapolated →", showarrow: false,
+    notes.push({xref: "x", yref: "paper", x: curve.last_measured, y: 1, text: " " + gettext("extrapolated") + " →", showarrow: false,
       xanchor: "left", yanchor: "top", font: {size: 11, color: "#667085"}});
   }
-  Plotly.newPlot("chart-curve", traces, layout({xaxis: axis("α — documents annotated in total" + (logScale ? " (log scale)" : ""),
+  Plotly.newPlot("chart-curve", traces, layout({xaxis: axis(logScale ? gettext("α — documents annotated in total (log scale)") : gettext("α — documents annotated in total"),
     logScale ? {type: "log"} : {}),
-    yaxis: axis("entity-level score", {range: [floor, 1.005]}), shapes: shapes, annotations: notes}), config);
+    yaxis: axis(gettext("entity-level score"), {range: [floor, 1.005]}), shapes: shapes, annotations: notes}), config);
 
   charts.addDownloadButtons({width: 1100, height: 560});
 });

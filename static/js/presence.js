@@ -19,7 +19,7 @@
       var time = document.createElement("time");
       time.dateTime = person.since;
       time.textContent = person.since.slice(11, 16);
-      since.append("since ", time, " UTC");
+      since.append(gettext("since") + " ", time, " UTC");
       item.append(name, " — " + person.external_id + " ", since);
       list.append(item);
     });

@@ -27,7 +27,7 @@
     if (!trimmed) return;
     start.value = from;
     end.value = from + length(trimmed);
-    shown.textContent = "new span: “" + trimmed + "”";
+    shown.textContent = interpolate(gettext("new span: “%s”"), [trimmed]);
   }
 
   text.addEventListener("mouseup", choose);

@@ -26,7 +26,13 @@
   var RETRY_DELAY_MS = 5000;
   var IDLE_AFTER_MS = 30000;
   var HISTORY_LIMIT = 500;
-  var STALE_TEXT = "This record was changed in another tab or by someone else. Reload to see the current version.";
+  // Numbers as the page's language writes them (<html lang>, set from the user's choice).
+  var pageLanguage = document.documentElement.lang || "en";
+  function formatNumber(value, digits) {
+    var options = digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits };
+    return Number(value).toLocaleString(pageLanguage, options);
+  }
+  var STALE_TEXT = gettext("This record was changed in another tab or by someone else. Reload to see the current version.");
 
   var t0 = performance.now();
   var data = JSON.parse(dataElement.textContent);
@@ -112,8 +118,7 @@
     for (var key in changes) copy[key] = changes[key];
     return copy;
   }
-  function plural(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
-
+  
   var spans = (data.annotation.spans || []).map(makeSpan).sort(Spans.compareSpans);
   var focusId = null;
   var undoStack = [];
@@ -144,8 +149,9 @@
   function spanTitle(span) {
     var parts = [span.label];
     if (span.origin === "model") {
-      parts.push(span.confidence === null ? "model" : "model, confidence " + span.confidence.toFixed(2));
-      parts.push(span.status === "pending" ? "suggestion (Enter accepts)" : "accepted");
+      parts.push(span.confidence === null ? gettext("model") :
+        interpolate(gettext("model, confidence %(confidence)s"), { confidence: formatNumber(span.confidence, 2) }, true));
+      parts.push(span.status === "pending" ? gettext("suggestion (Enter accepts)") : gettext("accepted"));
     } else {
       parts.push(span.origin);
     }
@@ -154,7 +160,8 @@
 
   function openTagHtml(range, pieceStart, pieceEnd) {
     if (range.kind === 1) {
-      return '<u class="pm" title="possible missed PHI (p=' + range.p.toFixed(2) + ')">';
+      return '<u class="pm" title="' +
+        escapeHtml(interpolate(gettext("possible missed PHI (p=%(p)s)"), { p: formatNumber(range.p, 2) }, true)) + '">';
     }
     var span = range.span;
     var cls = labelClass(span.label) + (span.origin === "model" ? " m" : " h");
@@ -315,14 +322,14 @@
   }
 
   function toggleCharMode() {
-    if (!nTokens) { say("This record has no tokens: character mode only."); return; }
+    if (!nTokens) { say(gettext("This record has no tokens: character mode only.")); return; }
     var range = selectionRange();
     charMode = !charMode;
     selectChars(range[0], range[1], focusUnit < anchor);
-    modeEl.textContent = charMode ? "Characters" : "Tokens";
+    modeEl.textContent = charMode ? gettext("Characters") : gettext("Tokens");
     root.classList.toggle("wb-charmode", charMode);
     showSelection(false);
-    say(charMode ? "Character mode: selection and resizing by characters (c returns to tokens)." : "Token mode.");
+    say(charMode ? gettext("Character mode: selection and resizing by characters (c returns to tokens).") : gettext("Token mode."));
   }
 
   /* ---------------------------------------------------------------- focus of a span */
@@ -345,7 +352,7 @@
   function describeFocus() {
     var span = focusId === null ? null : spanById(focusId);
     if (!span) {
-      focusInfoEl.innerHTML = '<span class="muted">No span focused (Tab moves to the next one).</span>';
+      focusInfoEl.innerHTML = '<span class="muted">' + escapeHtml(gettext("No span focused (Tab moves to the next one).")) + "</span>";
       return;
     }
     var excerpt = text.slice(span.start, span.end);
@@ -360,8 +367,8 @@
   function updateCounts() {
     var pending = 0;
     for (var i = 0; i < spans.length; i++) if (spans[i].status === "pending") pending++;
-    countsEl.textContent = spans.length + " span" + (spans.length === 1 ? "" : "s") + " · " + pending +
-      " suggestion" + (pending === 1 ? "" : "s") + " to review";
+    countsEl.textContent = interpolate(ngettext("%s span", "%s spans", spans.length), [formatNumber(spans.length)]) + " · " +
+      interpolate(ngettext("%s suggestion to review", "%s suggestions to review", pending), [formatNumber(pending)]);
   }
 
   /* ---------------------------------------------------------------- edits */
@@ -399,26 +406,26 @@
 
   function undo() {
     if (submitted) { say(SUBMITTED_TEXT); return; }
-    if (!undoStack.length) { say("Nothing to undo."); return; }
+    if (!undoStack.length) { say(gettext("Nothing to undo.")); return; }
     if (stale) { showStale(); return; }
     var state = undoStack.pop();
     redoStack.push({ spans: spans, focus: focusId });
     applyState(state.spans, state.focus);
     revealFocused();
     scheduleSave();
-    say("Undone.");
+    say(gettext("Undone."));
   }
 
   function redo() {
     if (submitted) { say(SUBMITTED_TEXT); return; }
-    if (!redoStack.length) { say("Nothing to redo."); return; }
+    if (!redoStack.length) { say(gettext("Nothing to redo.")); return; }
     if (stale) { showStale(); return; }
     var state = redoStack.pop();
     undoStack.push({ spans: spans, focus: focusId });
     applyState(state.spans, state.focus);
     revealFocused();
     scheduleSave();
-    say("Redone.");
+    say(gettext("Redone."));
   }
 
   function applyLabel(label) {
@@ -426,53 +433,57 @@
     if (focused) {
       if (focused.label === label && focused.status === "accepted") return;
       commit(replaced(focused, { label: label, status: "accepted" }), focused.id);
-      say(focused.label === label ? "Accepted " + label + "." : "Relabelled " + focused.label + " → " + label + ".");
+      say(focused.label === label ? interpolate(gettext("Accepted %(label)s."), { label: label }, true) :
+        interpolate(gettext("Relabelled %(old)s → %(label)s."), { old: focused.label, label: label }, true));
       return;
     }
     if (!text.length) return;
     var range = selectionRange();
     var start = range[0], end = range[1];
     var same = spans.filter(function (s) { return s.start === start && s.end === end && s.label === label; });
-    if (same.length) { setFocus(same[0].id, true); say("That span exists already."); return; }
+    if (same.length) { setFocus(same[0].id, true); say(gettext("That span exists already.")); return; }
     var kept = allowOverlap ? spans : Spans.withoutOverlaps(spans, start, end);
     var created = makeSpan({ start: start, end: end, label: label, origin: "human", status: "accepted" });
     commit(kept.concat([created]), created.id);
     var gone = spans.length - kept.length;
-    say("Labelled " + label + (gone ? " (replaced " + plural(gone, "overlapping span") + ")" : "") + ".");
+    say(gone ? interpolate(ngettext("Labelled %(label)s (replaced %(count)s overlapping span).",
+      "Labelled %(label)s (replaced %(count)s overlapping spans).", gone), { label: label, count: formatNumber(gone) }, true) :
+      interpolate(gettext("Labelled %(label)s."), { label: label }, true));
   }
 
   function acceptFocused() {
     var focused = spanById(focusId);
-    if (!focused) { say("Tab to a span first, then Enter accepts it."); return; }
+    if (!focused) { say(gettext("Tab to a span first, then Enter accepts it.")); return; }
     var following = neighbour(focused, 1, function (s) { return s.status === "pending"; });
     if (focused.status === "pending") {
       commit(spans.map(function (s) { return s === focused ? withChanges(s, { status: "accepted" }) : s; }),
         following ? following.id : focused.id);
-      say("Accepted " + focused.label + ".");
+      say(interpolate(gettext("Accepted %(label)s."), { label: focused.label }, true));
     } else {
       if (following) setFocus(following.id, true);
-      say("Already accepted.");
+      say(gettext("Already accepted."));
     }
     revealFocused();
   }
 
   function acceptAll() {
     var pending = spans.filter(function (s) { return s.status === "pending"; }).length;
-    if (!pending) { say("No suggestions to accept."); return; }
+    if (!pending) { say(gettext("No suggestions to accept.")); return; }
     var accepted = spans.map(function (s) {
       return s.status === "pending" ? withChanges(s, { status: "accepted" }) : s;
     });
     commit(accepted, focusId);
-    say("Accepted " + plural(pending, "suggestion") + ".");
+    say(interpolate(ngettext("Accepted %s suggestion.", "Accepted %s suggestions.", pending), [formatNumber(pending)]));
   }
 
   function deleteFocused() {
     var focused = spanById(focusId);
-    if (!focused) { say("Tab to a span first, then x (or Delete) removes it."); return; }
+    if (!focused) { say(gettext("Tab to a span first, then x (or Delete) removes it.")); return; }
     var at = Spans.indexOfId(spans, focused.id);
     var following = spans[at + 1] || spans[at - 1] || null;
     commit(spans.filter(function (s) { return s !== focused; }), following ? following.id : null);
-    say((focused.origin === "model" && focused.status === "pending" ? "Rejected " : "Deleted ") + focused.label + ".");
+    say(interpolate(focused.origin === "model" && focused.status === "pending" ? gettext("Rejected %(label)s.") : gettext("Deleted %(label)s."),
+      { label: focused.label }, true));
     if (following) revealFocused();
     else { selectChars(focused.start, focused.end, false); showSelection(false); }
   }
@@ -480,21 +491,22 @@
   // Move one edge of the focused span by one unit: edge "start"|"end", direction -1|+1.
   function resizeFocused(edge, direction) {
     var focused = spanById(focusId);
-    if (!focused) { say("Tab to a span first, then [ ] move its start and { } its end."); return; }
+    if (!focused) { say(gettext("Tab to a span first, then [ ] move its start and { } its end.")); return; }
     var moved = Spans.movedEdge(tokens, charMode, focused, edge, direction);
     var start = moved[0], end = moved[1];
     if (start < 0 || end > text.length || (start === focused.start && end === focused.end)) {
-      say("Cannot move further.");
+      say(gettext("Cannot move further."));
       return;
     }
     if (start >= end) {
-      say("A span keeps at least one " + (charMode ? "character" : "token") + " (x deletes it).");
+      say(charMode ? gettext("A span keeps at least one character (x deletes it).") : gettext("A span keeps at least one token (x deletes it)."));
       return;
     }
     if (!allowOverlap) {
       var blocker = Spans.firstOverlap(spans, start, end, focused);
       if (blocker) {
-        say("That would overlap the " + blocker.label + " span “" + text.slice(blocker.start, blocker.end) + "”.");
+        say(interpolate(gettext("That would overlap the %(label)s span “%(text)s”."),
+          { label: blocker.label, text: text.slice(blocker.start, blocker.end) }, true));
         return;
       }
     }
@@ -506,24 +518,25 @@
   // Give the focused span's label to every other token-aligned mention of the same text.
   function labelMentions() {
     var focused = spanById(focusId);
-    if (!focused) { say("Tab to a span first, then m labels every other mention of its text."); return; }
+    if (!focused) { say(gettext("Tab to a span first, then m labels every other mention of its text.")); return; }
     var needle = text.slice(focused.start, focused.end);
     var found = Spans.otherMentions(text, tokens, spans, focused, allowOverlap);
     var added = found.mentions.map(function (m) {
       return makeSpan({ start: m.start, end: m.end, label: m.label, origin: "human", status: "accepted" });
     });
-    var skippedNote = found.skipped ? " (" + found.skipped + " skipped: they overlap other spans)" : "";
-    if (!added.length) { say("No other mention of “" + needle + "” to label" + skippedNote + "."); return; }
+    var skippedNote = found.skipped ? " " + interpolate(gettext("(%s skipped: they overlap other spans)"), [formatNumber(found.skipped)]) : "";
+    if (!added.length) { say(interpolate(gettext("No other mention of “%(text)s” to label%(skipped)s."), { text: needle, skipped: skippedNote }, true)); return; }
     commit(spans.concat(added), focused.id);
-    say("Labelled " + plural(added.length, "more mention") + " of “" + needle + "” as " + focused.label +
-      skippedNote + ".");
+    say(interpolate(ngettext("Labelled %(count)s more mention of “%(text)s” as %(label)s%(skipped)s.",
+      "Labelled %(count)s more mentions of “%(text)s” as %(label)s%(skipped)s.", added.length),
+      { count: formatNumber(added.length), text: needle, label: focused.label, skipped: skippedNote }, true));
   }
 
   // The span after (direction 1) or before (-1) `span` in document order that passes `test`, wrapping round.
   function neighbour(span, direction, test) { return Spans.neighbour(spans, span, direction, test); }
 
   function focusNextSpan(direction) {
-    if (!spans.length) { say("No spans yet: select tokens and press a number to add one."); return; }
+    if (!spans.length) { say(gettext("No spans yet: select tokens and press a number to add one.")); return; }
     var current = spanById(focusId);
     var target = current ? neighbour(current, direction) || current
       : Spans.spanFromCaret(spans, selectionRange()[0], direction);
@@ -531,12 +544,12 @@
   }
 
   function jumpToPossibleMissed() {
-    if (!possibleMissed.length) { say("No possible missed PHI in this record."); return; }
+    if (!possibleMissed.length) { say(gettext("No possible missed PHI in this record.")); return; }
     var target = Spans.nextStartingFrom(possibleMissed, selectionRange()[1]);
     setFocus(null, false);
     selectChars(target.start, target.end, false);
     showSelection(true);
-    say("Possible missed PHI (p=" + target.p.toFixed(2) + "): press a number to label it.");
+    say(interpolate(gettext("Possible missed PHI (p=%(p)s): press a number to label it."), { p: formatNumber(target.p, 2) }, true));
   }
 
   /* ---------------------------------------------------------------- saving and submitting */
@@ -545,13 +558,12 @@
   // A submitted annotation is final here; Ctrl+Enter just moves on to the next record.
   var submitted = data.annotation.state === "submitted";
   var SUBMITTED_TEXT =
-    "This record has been submitted and can no longer be changed here (Ctrl+Enter opens the next one).";
+    gettext("This record has been submitted and can no longer be changed here (Ctrl+Enter opens the next one).");
   var OFFLINE_TEXT =
-    "Connection lost — your draft is kept in this browser and will be saved when the server is back.";
+    gettext("Connection lost — your draft is kept in this browser and will be saved when the server is back.");
   var OFFLINE_UNKEPT_TEXT =
-    "Connection lost — this browser could not keep a copy of your draft: leave this tab open, it will be " +
-    "saved when the server is back.";
-  var NEXT_OFFLINE_TEXT = "Connection lost — your record is submitted; the next one opens when the server is back.";
+    gettext("Connection lost — this browser could not keep a copy of your draft: leave this tab open, it will be saved when the server is back.");
+  var NEXT_OFFLINE_TEXT = gettext("Connection lost — your record is submitted; the next one opens when the server is back.");
   var stale = false, dirty = false, submitting = false;
   var saveTimer = null, inflight = null, inflightActive = 0;
   // While the server is away: tries on a back-off schedule (drafts.js), the next one at retryAt.
@@ -582,7 +594,11 @@
     });
   }
 
-  var SAVE_STATES = { "Saved": "saved", "Not saved": "error", "Kept in this browser": "offline" };
+  // The save states, shown in the page's language; the data-state attribute names them for the style sheet.
+  var SAVED = gettext("Saved"), NOT_SAVED = gettext("Not saved"), KEPT = gettext("Kept in this browser"),
+    SAVING = gettext("Saving…"), SUBMITTING = gettext("Submitting…"), SUBMITTED = gettext("Submitted");
+  var SAVE_STATES = {};
+  SAVE_STATES[SAVED] = "saved"; SAVE_STATES[NOT_SAVED] = "error"; SAVE_STATES[KEPT] = "offline";
   function setSaveStatus(state, detail) {
     saveEl.textContent = state;
     saveEl.setAttribute("data-state", SAVE_STATES[state] || "busy");
@@ -636,11 +652,11 @@
     if (conflict) {
       // Not sent until a person chooses; edits to the kept draft shown in the page are kept with it.
       if (!conflict.restore) keepLocal();
-      setSaveStatus("Not saved", "Choose which version to keep first.");
+      setSaveStatus(NOT_SAVED, gettext("Choose which version to keep first."));
       return;
     }
     if (offline) { keepLocal(); showOffline(localFailed ? OFFLINE_UNKEPT_TEXT : null); return; }  // next try sends it
-    setSaveStatus("Saving…");
+    setSaveStatus(SAVING);
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveDraft, SAVE_DELAY_MS);
   }
@@ -652,7 +668,7 @@
     dirty = false;
     var active = inflightActive = takeActiveSeconds();
     var sent = { version: version, spans: wireSpans() };
-    setSaveStatus(offline ? "Kept in this browser" : "Saving…");
+    setSaveStatus(offline ? KEPT : SAVING);
     inflight = request("PUT", urls.draft, { version: sent.version, spans: sent.spans, active_seconds: active },
       keepalive === true)
       .then(function (result) {
@@ -660,9 +676,9 @@
         if (result.ok) {
           version = result.json.version;
           unconfirmed = [];
-          connectionBack("The server is back: your draft is saved.");
+          connectionBack(gettext("The server is back: your draft is saved."));
           if (dirty) { if (hasLocal) keepLocal(); }
-          else { dropLocal(); setSaveStatus("Saved"); }
+          else { dropLocal(); setSaveStatus(SAVED); }
           return null;
         }
         giveBackActiveSeconds(active);
@@ -672,9 +688,9 @@
           unconfirmed = Drafts.withUnconfirmed(unconfirmed, sent);
           connectionLost(OFFLINE_TEXT);
         } else {
-          setSaveStatus("Not saved", errorText(result));
+          setSaveStatus(NOT_SAVED, errorText(result));
           if (result.status === 429) retryLater();
-          else say("Not saved: " + errorText(result));
+          else say(interpolate(gettext("Not saved: %s"), [errorText(result)]));
         }
         return null;
       }, function () {
@@ -701,7 +717,7 @@
     if (json.detail) return String(json.detail);
     var keys = Object.keys(json);
     if (keys.length) return keys.map(function (key) { return key + ": " + [].concat(json[key]).join(" "); }).join("; ");
-    return "the server answered " + result.status;
+    return interpolate(gettext("the server answered %s"), [result.status]);
   }
 
   /* ---------------------------------------------------------------- the server away, and back */
@@ -710,7 +726,7 @@
     if (message === OFFLINE_TEXT) {
       keepLocal();
       if (localFailed) message = OFFLINE_UNKEPT_TEXT;
-      setSaveStatus(localFailed ? "Not saved" : "Kept in this browser", message);
+      setSaveStatus(localFailed ? NOT_SAVED : KEPT, message);
     }
     offline = true;
     showOffline(message);
@@ -756,7 +772,8 @@
   function showCountdown() {
     function tick() {
       var seconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-      offlineWhenEl.textContent = retryTimer === null ? "Trying again…" : "Next try in " + seconds + " s.";
+      offlineWhenEl.textContent = retryTimer === null ? gettext("Trying again…") :
+        interpolate(gettext("Next try in %s s."), [formatNumber(seconds)]);
     }
     tick();
     clearInterval(countdownTimer);
@@ -789,7 +806,7 @@
       } else if (action === "discard" || action === "rebase" || action === "save") {
         version = server.version;
         dirty = action !== "discard" || activeSeconds > 0;
-        if (dirty) { keepLocal(); saveDraft(); } else { dropLocal(); setSaveStatus("Saved"); }
+        if (dirty) { keepLocal(); saveDraft(); } else { dropLocal(); setSaveStatus(SAVED); }
       } else {
         keepLocal();
         showConflict(local, server, false);
@@ -803,7 +820,7 @@
     conflict = { local: local, server: server, restore: restore };
     clearTimeout(saveTimer);
     saveTimer = null;
-    setSaveStatus("Not saved", "Choose which version to keep.");
+    setSaveStatus(NOT_SAVED, gettext("Choose which version to keep."));
     conflictEl.querySelector("p").textContent = Drafts.conflictText(local, server);
     conflictEl.querySelector('[data-action="use-local"]').hidden = server.state === "submitted";
     conflictEl.hidden = false;
@@ -834,7 +851,7 @@
     version = chosen.server.version;
     dirty = true;
     keepLocal();
-    say("Saving the draft from this browser over version " + chosen.server.version + ".");
+    say(interpolate(gettext("Saving the draft from this browser over version %s."), [chosen.server.version]));
     saveDraft();
   }
 
@@ -845,8 +862,8 @@
     hideConflict();
     dropLocal();
     if (!chosen.restore) { window.location.assign(urls.reload); return; }  // the page shows our edits
-    say("The draft kept in this browser was discarded.");
-    if (dirty) scheduleSave(); else setSaveStatus(submitted ? "Submitted" : "Saved");
+    say(gettext("The draft kept in this browser was discarded."));
+    if (dirty) scheduleSave(); else setSaveStatus(submitted ? SUBMITTED : SAVED);
   }
 
   // On opening the record: a draft kept here that never reached the server is saved, dropped or shown.
@@ -860,7 +877,7 @@
     if (action === "conflict") { showConflict(local, server, true); return; }
     restoreLocal(local);  // "save" or "rebase": the kept draft is newer than the server's version
     dirty = true;
-    say("Restored the draft this browser kept while the server was away; saving it.");
+    say(gettext("Restored the draft this browser kept while the server was away; saving it."));
     saveDraft();
   }
 
@@ -875,7 +892,7 @@
     submitButton.disabled = true;
     clearTimeout(saveTimer);
     saveTimer = null;
-    setSaveStatus("Submitting…");
+    setSaveStatus(SUBMITTING);
     (inflight || Promise.resolve()).then(function () {
       if (stale || conflict) { submitting = false; submitButton.disabled = false; return null; }
       var active = takeActiveSeconds();
@@ -894,8 +911,8 @@
         submitButton.disabled = false;
         if (result.status === 409) { dirty = true; return refused(); }
         if (Drafts.isOutage(result.status)) { submitLost(sent); return null; }
-        setSaveStatus("Not saved", errorText(result));
-        say("Not submitted: " + errorText(result));
+        setSaveStatus(NOT_SAVED, errorText(result));
+        say(interpolate(gettext("Not submitted: %s"), [errorText(result)]));
         return null;
       }, function () {
         giveBackActiveSeconds(active);
@@ -912,14 +929,14 @@
     dirty = true;
     unconfirmed = Drafts.withUnconfirmed(unconfirmed, sent);
     connectionLost(OFFLINE_TEXT);
-    say("Not submitted: the server could not be reached. Your draft is kept; submit again when it is back.");
+    say(gettext("Not submitted: the server could not be reached. Your draft is kept; submit again when it is back."));
   }
 
   function finishSubmission(newVersion) {
     version = newVersion;
     submitted = true;
     connectionBack();
-    setSaveStatus("Submitted");
+    setSaveStatus(SUBMITTED);
     root.setAttribute("data-submitted", "true");
     goNext();
   }
@@ -938,7 +955,7 @@
     stale = true;
     dirty = false;
     clearTimeout(saveTimer);
-    setSaveStatus("Not saved", STALE_TEXT);
+    setSaveStatus(NOT_SAVED, STALE_TEXT);
     root.classList.add("wb-is-stale");
     showStale();
   }
@@ -994,7 +1011,7 @@
     var close = document.createElement("button");
     close.type = "button";
     close.className = "link";
-    close.setAttribute("aria-label", "Dismiss");
+    close.setAttribute("aria-label", gettext("Dismiss"));
     close.textContent = "×";
     close.addEventListener("click", function () { item.remove(); });
     item.appendChild(close);
@@ -1029,7 +1046,7 @@
       var selected = i === filterChoice ? ' aria-selected="true"' : "";
       return '<li role="option" data-label="' + escapeHtml(label) + '"' + selected +
         '><span class="wb-swatch ' + labelClass(label) + '"></span>' + escapeHtml(label) + key + "</li>";
-    }).join("") || '<li class="muted">No label matches.</li>';
+    }).join("") || '<li class="muted">' + escapeHtml(gettext("No label matches.")) + "</li>";
   }
   function chooseFromFilter(label) {
     closeFilter();
@@ -1090,7 +1107,7 @@
     if (labelByKey.has(key)) {
       applyLabel(labelByKey.get(key));
     } else if (/^[0-9]$/.test(key)) {
-      say("No label on key " + key + " (l opens the label filter).");
+      say(interpolate(gettext("No label on key %s (l opens the label filter)."), [key]));
     } else {
       switch (key) {
         case "ArrowLeft": moveCaret(-1, event.shiftKey); break;
@@ -1193,16 +1210,16 @@
   renderAll();
   updateCounts();
   describeFocus();
-  modeEl.textContent = charMode ? "Characters" : "Tokens";
+  modeEl.textContent = charMode ? gettext("Characters") : gettext("Tokens");
   if (text.length) {
     setSelectionUnits(0, 0);
     docEl.focus({ preventScroll: true });
     showSelection(false);
   }
-  setSaveStatus(submitted ? "Submitted" : "Saved");
+  setSaveStatus(submitted ? SUBMITTED : SAVED);
   if (submitted) {
     root.classList.add("wb-is-submitted");
-    submitButton.textContent = "Next record";
+    submitButton.textContent = gettext("Next record");
     say(SUBMITTED_TEXT);
   }
   staleEl.querySelector("p").textContent = STALE_TEXT;
