@@ -185,3 +185,26 @@ def test_project_page_does_not_grow_with_the_records_or_the_people(lead, project
     assert page.status_code == 200
     assert b"extra2" in page.content
 
+
+
+@pytest.mark.django_db
+def test_a_request_remembers_a_role_until_a_membership_changes(project, users, django_assert_max_num_queries):
+    """Within one request a member's role is read once; a membership changed during the request is read again."""
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from annotator.middleware import CurrentRequestMiddleware
+    from annotator.permissions import Can, allows, role_in
+
+    lead, seen = users["lead"], []
+
+    def view(request):
+        with django_assert_max_num_queries(1):
+            seen.append([allows(user=lead, project=project, action=action) for action in Can])
+        set_membership(project=project, user=lead, role=Membership.Role.ANNOTATOR)
+        seen.append(role_in(user=lead, project=project))
+        return HttpResponse()
+
+    CurrentRequestMiddleware(view)(RequestFactory().get("/"))
+    assert seen == [[True] * len(Can), Membership.Role.ANNOTATOR]
+    assert role_in(user=lead, project=project) == Membership.Role.ANNOTATOR  # outside a request: the database
