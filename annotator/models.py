@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 from annotator.schemas import CUSTOM, PRESETS
@@ -42,8 +43,8 @@ class Project(models.Model):
     annotators_per_document = models.PositiveSmallIntegerField(default=1)
 
     class Adjudication(models.TextChoices):
-        UNANIMOUS = "unanimous", "Automatically when every annotator marked the same spans"
-        MAJORITY = "majority", "Automatically by majority vote (three annotators or more), else by a person"
+        UNANIMOUS = "unanimous", _("Automatically when every annotator marked the same spans")
+        MAJORITY = "majority", _("Automatically by majority vote (three annotators or more), else by a person")
 
     adjudication = models.CharField(
         max_length=16, choices=Adjudication.choices, default=Adjudication.UNANIMOUS,
@@ -56,8 +57,8 @@ class Project(models.Model):
     )
 
     class Awaiting(models.TextChoices):
-        LEFT_OUT = "left_out", "Left out of training, evaluation and export"
-        AGREED = "agreed", "Used with only the spans every annotator marked"
+        LEFT_OUT = "left_out", _("Left out of training, evaluation and export")
+        AGREED = "agreed", _("Used with only the spans every annotator marked")
 
     awaiting_adjudication = models.CharField(
         max_length=16, choices=Awaiting.choices, default=Awaiting.LEFT_OUT,
@@ -96,10 +97,10 @@ class Project(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        ADMIN = "admin", "Admin"
-        LEAD = "lead", "Project lead"
-        ANNOTATOR = "annotator", "Annotator"
-        ADJUDICATOR = "adjudicator", "Annotator and adjudicator"
+        ADMIN = "admin", _("Admin")
+        LEAD = "lead", _("Project lead")
+        ANNOTATOR = "annotator", _("Annotator")
+        ADJUDICATOR = "adjudicator", _("Annotator and adjudicator")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
@@ -115,14 +116,14 @@ class Membership(models.Model):
 
 class Document(models.Model):
     class Role(models.TextChoices):
-        POOL = "pool", "Pool"
-        EVALUATION = "evaluation", "Evaluation"
+        POOL = "pool", _("Pool")
+        EVALUATION = "evaluation", _("Evaluation")
 
     class Status(models.TextChoices):
-        POOL = "pool", "In the pool"
-        ASSIGNED = "assigned", "Assigned"
-        SUBMITTED = "submitted", "Submitted"
-        ADJUDICATED = "adjudicated", "Adjudicated"
+        POOL = "pool", _("In the pool")
+        ASSIGNED = "assigned", _("Assigned")
+        SUBMITTED = "submitted", _("Submitted")
+        ADJUDICATED = "adjudicated", _("Adjudicated")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
     external_id = models.CharField(max_length=500)
@@ -153,13 +154,13 @@ class Annotation(models.Model):
     """One person's (or one import's) spans for one document."""
 
     class State(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SUBMITTED = "submitted", "Submitted"
+        DRAFT = "draft", _("Draft")
+        SUBMITTED = "submitted", _("Submitted")
 
     class Source(models.TextChoices):
-        HUMAN = "human", "Annotated here"
-        IMPORT = "import", "Imported"
-        ADJUDICATED = "adjudicated", "Adjudicated"
+        HUMAN = "human", _("Annotated here")
+        IMPORT = "import", _("Imported")
+        ADJUDICATED = "adjudicated", _("Adjudicated")
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="annotations")
     annotator = models.ForeignKey(
@@ -257,16 +258,16 @@ class AuditEvent(models.Model):
     deletes), and kept when the user or project it names is deleted (hence no foreign-key constraints)."""
 
     class Action(models.TextChoices):
-        LOGIN = "login", "Login"
-        LOGIN_FAILED = "login_failed", "Failed login"
-        LOGOUT = "logout", "Logout"
-        VIEW = "view", "View"
-        EDIT = "edit", "Edit"
-        ADJUDICATE = "adjudicate", "Adjudicate"
-        IMPORT = "import", "Import"
-        EXPORT = "export", "Export"
-        DEIDENTIFY = "deidentify", "De-identify"
-        MEMBERSHIP = "membership", "Membership change"
+        LOGIN = "login", _("Login")
+        LOGIN_FAILED = "login_failed", _("Failed login")
+        LOGOUT = "logout", _("Logout")
+        VIEW = "view", _("View")
+        EDIT = "edit", _("Edit")
+        ADJUDICATE = "adjudicate", _("Adjudicate")
+        IMPORT = "import", _("Import")
+        EXPORT = "export", _("Export")
+        DEIDENTIFY = "deidentify", _("De-identify")
+        MEMBERSHIP = "membership", _("Membership change")
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False,
@@ -293,10 +294,10 @@ class ImportJob(models.Model):
     """An upload too large for a web request, staged on disk and imported by a worker with progress."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Importing"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Importing")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     created_by = models.ForeignKey(
@@ -340,9 +341,9 @@ class AnnotationRevision(models.Model):
     with who made it, when and why: a record's version history (append-only, written by the services)."""
 
     class Kind(models.TextChoices):
-        SUBMITTED = "submitted", "Submitted"
-        SENT_BACK = "sent_back", "Sent back for correction"
-        FIXED = "fixed", "Fixed by a lead"
+        SUBMITTED = "submitted", _("Submitted")
+        SENT_BACK = "sent_back", _("Sent back for correction")
+        FIXED = "fixed", _("Fixed by a lead")
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="revisions")

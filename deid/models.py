@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class DeidJob(models.Model):
@@ -10,10 +11,10 @@ class DeidJob(models.Model):
     under ``output`` (and ``result.zip``, what the lead downloads)."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "De-identifying"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("De-identifying")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="deid_jobs")
     created_by = models.ForeignKey(

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 
 class ModelVersion(models.Model):
     class Status(models.TextChoices):
-        TRAINING = "training", "Training"
-        READY = "ready", "Ready"
-        FAILED = "failed", "Failed"
+        TRAINING = "training", _("Training")
+        READY = "ready", _("Ready")
+        FAILED = "failed", _("Failed")
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="model_versions")
     tagger_kind = models.CharField(max_length=32)
@@ -57,19 +58,19 @@ class RetrainJob(models.Model):
     """
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        TRAINING = "training", "Training"
-        SCORING = "scoring", "Scoring the pool"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        TRAINING = "training", _("Training")
+        SCORING = "scoring", _("Scoring the pool")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     ACTIVE = (Status.QUEUED, Status.TRAINING, Status.SCORING)
 
     class Reason(models.TextChoices):
-        BATCH = "batch", "A batch of submissions"
-        LEAD = "lead", "Asked for by a lead"
+        BATCH = "batch", _("A batch of submissions")
+        LEAD = "lead", _("Asked for by a lead")
         FOLLOW_UP = "follow-up", "Asked for during the previous retrain"
-        COMMAND = "command", "Started from the command line"
+        COMMAND = "command", _("Started from the command line")
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="retrain_jobs")
     reason = models.CharField(max_length=16, choices=Reason.choices)
@@ -135,10 +136,10 @@ class SilverSentence(models.Model):
 class RunStatus(models.TextChoices):
     """The states of a background computation a lead starts (a simulation, a clustering)."""
 
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
 
 
 class SimulationRun(models.Model):
