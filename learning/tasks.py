@@ -21,11 +21,11 @@ from __future__ import annotations
 import logging
 
 from celery import chord, shared_task
-from celery.signals import worker_init, worker_ready
+from celery.signals import worker_init, worker_ready, worker_shutdown
 from django.db import connections
 
 from annotator.selectors import submission_count
-from learning.services import cold_refit, jobs, retrain as services
+from learning.services import cold_refit, jobs, retrain as services, workers
 from learning.models import Clustering, ModelVersion, RetrainJob
 from learning.selectors.loop import scored_so_far
 
@@ -62,6 +62,7 @@ def retrain(self, job_id: int, release: int | None = None) -> str:
                 shards = services.unscored_shards(job)
             else:
                 shards = services.train(job)
+                jobs.record_host(job.pk, trained=True)
     except jobs.Superseded:
         return "superseded"
     except jobs.TRANSIENT_DB_ERRORS as error:
@@ -112,6 +113,7 @@ def score_shard(self, job_id: int, attempt: int, document_ids: list[int]) -> int
             return 0
         with jobs.lease(job):
             stored = services.score(job, document_ids)
+            jobs.record_host(job_id, scored=stored)
         done = scored_so_far(job)
     except jobs.TRANSIENT_DB_ERRORS as error:
         jobs.drop_broken_connection()
@@ -243,7 +245,35 @@ def _end_dead_attempts_on_start(sender=None, **kwargs) -> None:
         connections.close_all()  # the pool forks its processes from this one: no connection may be shared
 
 
+_heartbeat: workers.Heartbeat | None = None
+
+
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs) -> None:
+    """Resume what dead workers left, and start this worker's heartbeat (``./deidloop manage status`` reads
+    it; a worker whose heartbeat stops has its jobs resumed by the others)."""
+    global _heartbeat
     recover_jobs.delay()
+    _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers)
+    _heartbeat.start()
+
+
+@worker_shutdown.connect
+def _stop_heartbeat(sender=None, **kwargs) -> None:
+    if _heartbeat is not None:
+        _heartbeat.stop()
+
+
+def _resume_work_of_lost_workers(lost: list[dict]) -> None:
+    """A worker (of any host) stopped sending heartbeats: end the attempts of the jobs it owned or was scoring
+    a shard of, and resume them here and now rather than when their lease runs out."""
+    processes = {f"{record['host']}:{pid}" for record in lost for pid in [record["pid"], *record.get("processes", [])]}
+    held = [task for record in lost for task in [*record.get("running", []), *record.get("reserved", [])]]
+    shards = [tuple(task["args"][:2]) for task in held if task["task"] == score_shard.name and len(task["args"]) >= 2]
+    if jobs.end_attempts_lost_with(processes=processes, shards=shards):
+        recover_jobs.delay()
+    # A retrain it had taken but not claimed yet is lost with it too; sent again, it claims the job or, when
+    # the job is held or ended, does nothing.
+    for job_id in {task["args"][0] for task in held if task["task"] == retrain.name and task["args"]}:
+        retrain.delay(job_id)
 

@@ -12,7 +12,7 @@ import socket
 import threading
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
@@ -224,17 +224,36 @@ def end_dead_attempts() -> list[int]:
     process had taken stays unacknowledged in the broker and the attempt's chord never completes. The next
     claim (``recover_jobs``) resumes the job from what the dead attempt saved.
     """
+    ended = _end_attempts(lambda job: bool(job.owner) and owner_is_dead(job.owner))
+    for job_id in ended:
+        log.warning("the process working on retrain job %s died; its attempt is ended", job_id)
+    return ended
+
+
+def end_attempts_lost_with(*, processes: Iterable[str], shards: Iterable[tuple[int, int]]) -> list[int]:
+    """End the attempt of every active job a lost worker was working on — a worker of any host whose
+    heartbeat stopped (``learning.services.workers``) — and return their ids: the jobs owned by one of its
+    ``processes`` (host:pid), and those whose attempt is one of ``shards`` ((job id, attempt) of the shards it
+    was scoring). A shard it had taken is lost with it, unacknowledged in the broker, so that attempt's chord
+    can never complete, whichever live process holds the lease now; the next claim scores what is missing.
+    """
+    owners, attempts = set(processes), {(int(job_id), int(attempt)) for job_id, attempt in shards}
+    ended = _end_attempts(lambda job: job.owner in owners or (job.pk, job.attempt) in attempts)
+    for job_id in ended:
+        log.warning("a worker working on retrain job %s stopped sending heartbeats; its attempt is ended", job_id)
+    return ended
+
+
+def _end_attempts(lost: Callable[[RetrainJob], bool]) -> list[int]:
+    """Move the attempt of every active job ``lost`` picks on and drop its lease, under the jobs' row locks."""
     ended = []
     with transaction.atomic():
-        jobs = RetrainJob.objects.select_for_update(of=("self",)).filter(status__in=RetrainJob.ACTIVE).exclude(owner="")
-        for job in jobs:
-            if owner_is_dead(job.owner):
+        for job in RetrainJob.objects.select_for_update(of=("self",)).filter(status__in=RetrainJob.ACTIVE):
+            if lost(job):
                 RetrainJob.objects.filter(pk=job.pk).update(
                     attempt=job.attempt + 1, owner="", lease_until=timezone.now()
                 )
                 ended.append(job.pk)
-    for job_id in ended:
-        log.warning("the process working on retrain job %s died; its attempt is ended", job_id)
     return ended
 
 
@@ -251,6 +270,25 @@ def stalled_jobs() -> list[int]:
         elif job.lease_until is None and job.created_at < now - timedelta(seconds=LEASE_SECONDS):
             stalled.append(job.pk)
     return stalled
+
+
+def record_host(job_id: int, *, trained: bool = False, scored: int = 0) -> None:
+    """Note on the job's result which host did its work: the host that trained it (``trained_on``), and how
+    many pool records each host scored (``scored_on``). Under the job's row lock, as shards end at once on
+    several hosts."""
+    with transaction.atomic():
+        job = RetrainJob.objects.select_for_update(of=("self",)).filter(pk=job_id).first()
+        if job is None or not (trained or scored):
+            return
+        result, host = dict(job.result or {}), socket.gethostname()
+        if trained:
+            result["trained_on"] = host
+        if scored:
+            counts = dict(result.get("scored_on") or {})
+            counts[host] = counts.get(host, 0) + scored
+            result["scored_on"] = counts
+        job.result = result
+        job.save(update_fields=["result"])
 
 
 # Ending a job ---------------------------------------------------------------------------------------------
