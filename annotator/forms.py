@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.models import AuditEvent
 from annotator.services.imports import FORMATS, MAX_EVALUATION_SHARE
@@ -53,17 +54,18 @@ class ImportForm(forms.Form):
 class AuditFilterForm(forms.Form):
     """The audit page's filters, from the query string; every field may be left empty."""
 
-    user = forms.CharField(required=False, max_length=150, label="User", help_text="part of the username")
-    action = forms.ChoiceField(required=False, choices=[("", "any action"), *AuditEvent.Action.choices])
-    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
-    object_id = forms.CharField(required=False, max_length=64, label="Object id")
+    user = forms.CharField(required=False, max_length=150, label=_("User"), help_text=_("part of the username"))
+    action = forms.ChoiceField(required=False, choices=[("", _("any action")), *AuditEvent.Action.choices],
+                               label=_("Action"))
+    date_from = forms.DateField(required=False, label=_("From"), widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label=_("To"), widget=forms.DateInput(attrs={"type": "date"}))
+    object_id = forms.CharField(required=False, max_length=64, label=_("Object id"))
 
     def clean(self):
         cleaned = super().clean()
         start, end = cleaned.get("date_from"), cleaned.get("date_to")
         if start and end and start > end:
-            self.add_error("date_to", "The end date is before the start date.")
+            self.add_error("date_to", gettext("The end date is before the start date."))
         return cleaned
 
     def selection(self) -> dict:

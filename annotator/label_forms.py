@@ -3,6 +3,7 @@ the values (``annotator.services.labels``); a refusal comes back as the error of
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from annotator.schemas import LABEL_NAME_MAX
 
@@ -13,11 +14,11 @@ class _OfLabel(forms.Form):
 
 class AddLabelForm(forms.Form):
     action = "add"
-    name = forms.CharField(max_length=LABEL_NAME_MAX, label="New label")
+    name = forms.CharField(max_length=LABEL_NAME_MAX, label=_("New label"))
     colour = forms.CharField(max_length=7, widget=forms.TextInput(attrs={"type": "color"}),
-                             help_text="offered: a colour no other label has")
+                             help_text=_("offered: a colour no other label has"))
     key = forms.CharField(required=False, max_length=1, widget=forms.TextInput(attrs={"size": 2}),
-                          help_text="offered: the first key no other label uses; empty: none")
+                          help_text=_("offered: the first key no other label uses; empty: none"))
 
 
 class RestyleLabelForm(_OfLabel):
@@ -28,7 +29,7 @@ class RestyleLabelForm(_OfLabel):
 
 class RenameLabelForm(_OfLabel):
     action = "rename"
-    name = forms.CharField(max_length=LABEL_NAME_MAX, label="New name")
+    name = forms.CharField(max_length=LABEL_NAME_MAX, label=_("New name"))
 
 
 class DeleteLabelForm(_OfLabel):

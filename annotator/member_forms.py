@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.forms import SetPasswordForm
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.models import Membership
 from annotator.services.members import INVITATION, ONE_TIME_PASSWORD, MemberError
@@ -17,13 +18,13 @@ class MemberFormMixin:
 
 
 def role_field(*, choices) -> forms.ChoiceField:
-    return forms.ChoiceField(choices=choices, initial=Membership.Role.ANNOTATOR, label="Role")
+    return forms.ChoiceField(choices=choices, initial=Membership.Role.ANNOTATOR, label=_("Role"))
 
 
 class AddMemberForm(MemberFormMixin, forms.Form):
     """Add someone who has an account already."""
 
-    username = forms.CharField(max_length=150, label="Username")
+    username = forms.CharField(max_length=150, label=_("Username"))
 
     def __init__(self, *args, roles, **kwargs):
         super().__init__(*args, **kwargs)
@@ -33,10 +34,10 @@ class AddMemberForm(MemberFormMixin, forms.Form):
 class CreateMemberForm(MemberFormMixin, forms.Form):
     """Create an account and add it to the project."""
 
-    username = forms.CharField(max_length=150, label="Username")
-    email = forms.EmailField(required=False, label="E-mail (optional)")
+    username = forms.CharField(max_length=150, label=_("Username"))
+    email = forms.EmailField(required=False, label=_("E-mail (optional)"))
     access = forms.ChoiceField(
-        label="First password", widget=forms.RadioSelect, initial=ONE_TIME_PASSWORD,
+        label=_("First password"), widget=forms.RadioSelect, initial=ONE_TIME_PASSWORD,
         choices=[(ONE_TIME_PASSWORD, "A one-time password, shown once, to be changed at the first login"),
                  (INVITATION, "An invitation link, shown once, to choose a password (it expires)")],
     )
@@ -55,7 +56,7 @@ class MemberChangeForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         if not cleaned.get("remove") and not cleaned.get("role"):
-            self.add_error("role", "Choose a role, or remove the member.")
+            self.add_error("role", gettext("Choose a role, or remove the member."))
         return cleaned
 
 

@@ -3,34 +3,35 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.models import Document, Project
 from annotator.record_selectors import RecordFilters
 from annotator.services.review import NOTE_LIMIT
 
 SORT_CHOICES = [
-    ("id", "number, first to last"), ("-id", "number, last to first"),
-    ("name", "name, A to Z"), ("-name", "name, Z to A"),
-    ("tokens", "tokens, fewest first"), ("-tokens", "tokens, most first"),
-    ("status", "status"), ("-status", "status, reversed"),
-    ("-submitted", "latest submission first"), ("submitted", "oldest submission first"),
+    ("id", _("number, first to last")), ("-id", _("number, last to first")),
+    ("name", _("name, A to Z")), ("-name", _("name, Z to A")),
+    ("tokens", _("tokens, fewest first")), ("-tokens", _("tokens, most first")),
+    ("status", _("status")), ("-status", _("status, reversed")),
+    ("-submitted", _("latest submission first")), ("submitted", _("oldest submission first")),
 ]
 
 
 class RecordFilterForm(forms.Form):
-    q = forms.CharField(required=False, max_length=200, label="Search",
+    q = forms.CharField(required=False, max_length=200, label=_("Search"),
                         widget=forms.TextInput(attrs={"type": "search", "placeholder": "#number, name or text"}))
-    status = forms.ChoiceField(required=False, choices=[("", "any status")] + Document.Status.choices)
-    role = forms.ChoiceField(required=False, choices=[("", "pool and evaluation")] + Document.Role.choices)
-    annotator = forms.ChoiceField(required=False, label="Annotated by")
-    label = forms.ChoiceField(required=False, label="Label")
-    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label="Sort by")
+    status = forms.ChoiceField(required=False, choices=[("", _("any status"))] + Document.Status.choices)
+    role = forms.ChoiceField(required=False, choices=[("", _("pool and evaluation"))] + Document.Role.choices)
+    annotator = forms.ChoiceField(required=False, label=_("Annotated by"))
+    label = forms.ChoiceField(required=False, label=_("Label"))
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label=_("Sort by"))
 
     def __init__(self, data, *, project: Project, sees_all: bool, usernames=()):
         super().__init__(data)
-        self.fields["label"].choices = [("", "any label")] + [(label, label) for label in project.labels]
+        self.fields["label"].choices = [("", gettext("any label"))] + [(label, label) for label in project.labels]
         if sees_all:
-            self.fields["annotator"].choices = [("", "anyone")] + [(name, name) for name in usernames]
+            self.fields["annotator"].choices = [("", gettext("anyone"))] + [(name, name) for name in usernames]
         else:  # an annotator's list holds only their own records
             del self.fields["role"], self.fields["annotator"]
 
@@ -42,10 +43,10 @@ class RecordFilterForm(forms.Form):
 
 
 class SendBackForm(forms.Form):
-    to = forms.ModelChoiceField(queryset=get_user_model().objects.none(), label="Send it to",
+    to = forms.ModelChoiceField(queryset=get_user_model().objects.none(), label=_("Send it to"),
                                 to_field_name="username", empty_label=None)
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=NOTE_LIMIT,
-                           label="What should be corrected")
+                           label=_("What should be corrected"))
 
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -59,7 +60,7 @@ class SpanForm(forms.Form):
     start = forms.IntegerField(min_value=0)
     end = forms.IntegerField(min_value=1)
     label = forms.ChoiceField()
-    remove = forms.BooleanField(required=False, label="remove")
+    remove = forms.BooleanField(required=False, label=_("remove"))
 
     def __init__(self, *args, labels=(), text_length: int = 0, **kwargs):
         super().__init__(*args, **kwargs)
@@ -71,9 +72,9 @@ class SpanForm(forms.Form):
         start, end = data.get("start"), data.get("end")
         if start is not None and end is not None:
             if end <= start:
-                self.add_error("end", f"The span must end after it starts (at {start}).")
+                self.add_error("end", gettext("The span must end after it starts (at %(start)s).") % {"start": start})
             elif end > self.text_length:
-                self.add_error("end", f"The record is {self.text_length} characters long.")
+                self.add_error("end", gettext("The record is %(length)s characters long.") % {"length": self.text_length})
         return data
 
 
@@ -94,5 +95,5 @@ def spans_of(formset) -> list[dict]:
 
 
 class FixForm(forms.Form):
-    note = forms.CharField(required=False, max_length=NOTE_LIMIT, label="Why (kept in the record's history)",
+    note = forms.CharField(required=False, max_length=NOTE_LIMIT, label=_("Why (kept in the record's history)"),
                            widget=forms.Textarea(attrs={"rows": 2}))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.forms import MultipleFileField
 from deid.services.policy import POLICY_CHOICES
@@ -9,22 +10,22 @@ from deid.services.policy import POLICY_CHOICES
 
 class DeidentifyForm(forms.Form):
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
-                           label="Text", strip=False)
+                           label=_("Text"), strip=False)
     files = MultipleFileField(
-        required=False, label="Or files",
-        help_text="UTF-8 .txt files, a .jsonl file (a text per line) or a .zip of a folder (brat: .ann files are "
-                  "ignored). Large inputs are de-identified in the background, with progress and a download.",
+        required=False, label=_("Or files"),
+        help_text=_("UTF-8 .txt files, a .jsonl file (a text per line) or a .zip of a folder (brat: .ann files are "
+                  "ignored). Large inputs are de-identified in the background, with progress and a download."),
     )
     policy = forms.ChoiceField(choices=[(name, name) for name in POLICY_CHOICES], initial="project",
-                               help_text="one strategy for every label, or the project's settings")
+                               help_text=_("one strategy for every label, or the project's settings"))
     recall_bias = forms.FloatField(
-        required=False, min_value=0.01, max_value=100, label="Recall bias β",
-        help_text="find more PHI at the cost of precision (thresholds tuned for F_β); empty: the model's own",
+        required=False, min_value=0.01, max_value=100, label=_("Recall bias β"),
+        help_text=_("find more PHI at the cost of precision (thresholds tuned for F_β); empty: the model's own"),
     )
 
     def clean(self):
         cleaned = super().clean()
         cleaned["files"] = [upload for upload in cleaned.get("files") or [] if upload]
         if not cleaned.get("text", "").strip() and not cleaned["files"]:
-            raise forms.ValidationError("Paste a text or choose files to de-identify.")
+            raise forms.ValidationError(gettext("Paste a text or choose files to de-identify."))
         return cleaned

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django import forms
 from django.http import QueryDict
+from django.utils.functional import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from deid.selectors.planner import PlannerInputs, PlannerSettings
 from deid.core.release_planner import ATTACKER_DEFAULTS, PUBLISHER_DEFAULTS, AttackerParameters, ParameterDefault
@@ -38,27 +40,29 @@ def _count(*, label: str, unit: str, help_text: str, min_value: int, required: b
 class PlannerForm(forms.Form):
     # The publisher: you.
     publisher_budget = _amount(PUBLISHER_DEFAULTS["budget"])
-    hourly_rate = _amount(label="Hourly rate of annotation", unit="money per active hour", help_text=HOURLY_RATE_HELP)
+    hourly_rate = _amount(label=_("Hourly rate of annotation"), unit="money per active hour", help_text=HOURLY_RATE_HELP)
     cost_per_document = _amount(
-        label="Cost per annotated document (c_p)", unit="money per document", required=False,
-        help_text="Leave blank to use the measured cost: the fitted active time of the project's average record at "
-                  f"the hourly rate above. Before {MIN_RECORDS} records are timed the default is "
-                  f"{PUBLISHER_DEFAULTS['cost_per_document'].value:g}: {PUBLISHER_DEFAULTS['cost_per_document'].help}",
+        label=_("Cost per annotated document (c_p)"), unit="money per document", required=False,
+        help_text=format_lazy(
+            _("Leave blank to use the measured cost: the fitted active time of the project's average record at "
+              "the hourly rate above. Before {records} records are timed the default is {default}: {help}"),
+            records=MIN_RECORDS, default=f"{PUBLISHER_DEFAULTS['cost_per_document'].value:g}",
+            help=PUBLISHER_DEFAULTS["cost_per_document"].help),
     )
     over_redaction_cost = _amount(PUBLISHER_DEFAULTS["fine_per_false_claim"])
     # The release.
     documents_shared = _count(
-        label="Documents to share (β)", unit="documents", min_value=1,
-        help_text="How many de-identified documents the release holds; by default every document of the project.",
+        label=_("Documents to share (β)"), unit="documents", min_value=1,
+        help_text=_("How many de-identified documents the release holds; by default every document of the project."),
     )
     max_documents = _count(
-        label="Documents available to annotate (largest α)", unit="documents", min_value=0, required=False,
-        help_text="The most training documents there could be; by default the project's pool. Leave blank to let "
-                  "only the budget limit α (the curve is then extrapolated further).",
+        label=_("Documents available to annotate (largest α)"), unit="documents", min_value=0, required=False,
+        help_text=_("The most training documents there could be; by default the project's pool. Leave blank to let "
+                  "only the budget limit α (the curve is then extrapolated further)."),
     )
     phi_per_document = _amount(
-        label="PHI instances per document (i)", unit="identifiers per document", required=False,
-        help_text="Leave blank to use the mean number of gold PHI spans per annotated document of the project.",
+        label=_("PHI instances per document (i)"), unit="identifiers per document", required=False,
+        help_text=_("Leave blank to use the mean number of gold PHI spans per annotated document of the project."),
     )
     # The attacker.
     attacker_budget = _amount(ATTACKER_DEFAULTS["budget"])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Project
 from deid.core.conceal import STRATEGIES
@@ -20,16 +21,16 @@ PREFIX = "conceal__"
 class PolicyForm(forms.Form):
     surrogate_scope = forms.ChoiceField(
         choices=[("document", "per document"), ("project", "per project")],
-        help_text="Pseudo: one surrogate per value within each document (documents cannot be linked), or within "
-                  "the whole project.",
+        help_text=_("Pseudo: one surrogate per value within each document (documents cannot be linked), or within "
+                  "the whole project."),
     )
     age_bucket = forms.IntegerField(
         required=False, min_value=1, max_value=150,
-        help_text="Pseudo: ages of this many years or more become '90+' (empty: keep every age).",
+        help_text=_("Pseudo: ages of this many years or more become '90+' (empty: keep every age)."),
     )
     review_confidence = forms.FloatField(
         min_value=0, max_value=1,
-        help_text="De-identified spans the model is less sure of than this are listed in the report for review.",
+        help_text=_("De-identified spans the model is less sure of than this are listed in the report for review."),
     )
 
     def __init__(self, project: Project, *args, **kwargs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy as _
 
 from learning.core.strategies import PRESETS
 
@@ -41,16 +42,16 @@ class BatchSizesField(forms.CharField):
         sizes = []
         for part in parts:
             if not part.isdigit():
-                raise forms.ValidationError(f"{part!r} is not a whole number; write sizes like 5, 10")
+                raise forms.ValidationError(gettext("%(part)r is not a whole number; write sizes like 5, 10") % {"part": part})
             sizes.append(int(part))
         return sizes
 
     def validate(self, value):
         super().validate(value)
         if any(size < 1 or size > MAX_BATCH for size in value):
-            raise forms.ValidationError(f"each batch size must be between 1 and {MAX_BATCH}")
+            raise forms.ValidationError(gettext("each batch size must be between 1 and %(most)s") % {"most": MAX_BATCH})
         if len(set(value)) > MAX_BATCH_SIZES:
-            raise forms.ValidationError(f"at most {MAX_BATCH_SIZES} batch sizes at a time")
+            raise forms.ValidationError(gettext("at most %(most)s batch sizes at a time") % {"most": MAX_BATCH_SIZES})
 
     def prepare_value(self, value):
         return ", ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
@@ -58,19 +59,19 @@ class BatchSizesField(forms.CharField):
 
 class SimulationForm(forms.Form):
     strategies = forms.MultipleChoiceField(
-        label="Strategies", choices=[(name, _strategy_label(name)) for name in PRESETS],
+        label=_("Strategies"), choices=[(name, _strategy_label(name)) for name in PRESETS],
         widget=forms.CheckboxSelectMultiple, initial=DEFAULT_STRATEGIES,
-        help_text="random is the baseline the others are compared with",
+        help_text=_("random is the baseline the others are compared with"),
         error_messages={"required": "choose at least one strategy"},
     )
-    batch_sizes = BatchSizesField(label="Batch sizes", initial=[5, 10], help_text="e.g. 5, 10",
+    batch_sizes = BatchSizesField(label=_("Batch sizes"), initial=[5, 10], help_text=_("e.g. 5, 10"),
                                   widget=forms.TextInput(attrs={"size": 8}))
-    initial = forms.IntegerField(label="Initial random documents", min_value=1, max_value=500, initial=10)
-    iterations = forms.IntegerField(label="Iterations", min_value=1, max_value=50, initial=10,
-                                    help_text="batches added after the initial documents")
-    runs = forms.IntegerField(label="Runs", min_value=1, max_value=10, initial=3,
-                              help_text="repetitions with other random starts: the spread")
-    seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**31 - 1, initial=0, required=False)
+    initial = forms.IntegerField(label=_("Initial random documents"), min_value=1, max_value=500, initial=10)
+    iterations = forms.IntegerField(label=_("Iterations"), min_value=1, max_value=50, initial=10,
+                                    help_text=_("batches added after the initial documents"))
+    runs = forms.IntegerField(label=_("Runs"), min_value=1, max_value=10, initial=3,
+                              help_text=_("repetitions with other random starts: the spread"))
+    seed = forms.IntegerField(label=_("Seed"), min_value=0, max_value=2**31 - 1, initial=0, required=False)
 
     def clean(self):
         data = super().clean()
@@ -80,8 +81,8 @@ class SimulationForm(forms.Form):
             models = runs * len(strategies) * len(set(sizes)) * (iterations + 1)
             if models > MAX_MODELS:
                 raise forms.ValidationError(
-                    f"this asks for {models} models to be trained; at most {MAX_MODELS} — choose fewer runs, "
-                    "strategies, batch sizes or iterations"
+                    gettext("this asks for %(models)s models to be trained; at most %(most)s — choose fewer runs, "
+                            "strategies, batch sizes or iterations") % {"models": models, "most": MAX_MODELS}
                 )
         return data
 

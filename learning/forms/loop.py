@@ -15,6 +15,8 @@ from typing import Any
 
 from django import forms
 from django.urls import reverse
+from django.utils.functional import format_lazy
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.models import Project
 from learning.core.costs import MEASURED_ROI_PARAMETERS
@@ -25,8 +27,8 @@ from learning.core.strategies import UnknownStrategyError, get_strategy, strateg
 from learning.forms.parameters import add_fields, as_posted
 from learning.selectors.measured_costs import ROI_MEASURED, strategy_choices
 
-TAGGER_LABELS = {"crf": "CRF (sklearn-crfsuite)", "flair": "BiLSTM-CRF (Flair)", "unigram": "Unigram baseline"}
-BETAS = [("", "off"), ("1", "F1"), ("4", "F4"), ("10", "F10"), ("20", "F20"), ("40", "F40")]
+TAGGER_LABELS = {"crf": "CRF (sklearn-crfsuite)", "flair": "BiLSTM-CRF (Flair)", "unigram": _("Unigram baseline")}
+BETAS = [("", _("off")), ("1", "F1"), ("4", "F4"), ("10", "F10"), ("20", "F20"), ("40", "F40")]
 
 #: Limits on the word lists (gazetteers and eponyms): entries per list, characters per entry, all lists together,
 #: and the size of an uploaded file.
@@ -56,26 +58,29 @@ def _entries(text: str) -> list[str]:
 
 def _uploaded_text(upload) -> str:
     if upload.size > MAX_UPLOAD_BYTES:
-        raise forms.ValidationError(f"the file is {upload.size / 1024:,.0f} KB; a list may be at most "
-                                    f"{MAX_UPLOAD_BYTES // 1024:,} KB")
+        raise forms.ValidationError(gettext("the file is %(size)s KB; a list may be at most %(most)s KB")
+                                    % {"size": f"{upload.size / 1024:,.0f}", "most": f"{MAX_UPLOAD_BYTES // 1024:,}"})
     raw = upload.read()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise forms.ValidationError(f"the file is not UTF-8 text (byte {error.start + 1} cannot be read); save it "
-                                    "as plain UTF-8 text, one entry per line") from None
+        raise forms.ValidationError(gettext("the file is not UTF-8 text (byte %(byte)s cannot be read); save it "
+                                            "as plain UTF-8 text, one entry per line") % {"byte": error.start + 1}) from None
     if "\x00" in text:
-        raise forms.ValidationError("the file is not plain text; save it as plain UTF-8 text, one entry per line")
+        raise forms.ValidationError(gettext("the file is not plain text; save it as plain UTF-8 text, one entry per line"))
     return text
 
 
 def _checked_entries(entries: list[str]) -> list[str]:
     if len(entries) > MAX_ENTRIES:
-        raise forms.ValidationError(f"at most {MAX_ENTRIES:,} entries per list; this one has {len(entries):,}")
+        raise forms.ValidationError(gettext("at most %(most)s entries per list; this one has %(count)s")
+                                    % {"most": f"{MAX_ENTRIES:,}", "count": f"{len(entries):,}"})
     for number, entry in enumerate(entries, start=1):
         if len(entry) > MAX_ENTRY_CHARS:
-            raise forms.ValidationError(f"entry {number} ({entry[:30]}…) is {len(entry):,} characters long; at "
-                                        f"most {MAX_ENTRY_CHARS} are allowed")
+            raise forms.ValidationError(gettext("entry %(number)s (%(start)s…) is %(length)s characters long; at "
+                                                "most %(most)s are allowed")
+                                        % {"number": number, "start": entry[:30], "length": f"{len(entry):,}",
+                                           "most": MAX_ENTRY_CHARS})
     return entries
 
 
@@ -112,52 +117,55 @@ def _with_fresh_parameters(data, groups: tuple[_Group, ...]):
     return data, [group.choice for group in stale]
 
 
+_UPLOAD_HELP = format_lazy(_("plain UTF-8 text, one per line, at most {kilobytes} KB"), kilobytes=MAX_UPLOAD_BYTES // 1024)
+
+
 class LoopSettingsForm(forms.Form):
-    tagger_kind = forms.ChoiceField(label="Tagger", choices=[(k, TAGGER_LABELS.get(k, k)) for k in TAGGERS])
+    tagger_kind = forms.ChoiceField(label=_("Tagger"), choices=[(k, TAGGER_LABELS.get(k, k)) for k in TAGGERS])
     tagger_parameters_of = forms.CharField(widget=forms.HiddenInput, required=False)
-    strategy = forms.ChoiceField(label="Query strategy", choices=strategy_choices())
+    strategy = forms.ChoiceField(label=_("Query strategy"), choices=strategy_choices())
     strategy_parameters_of = forms.CharField(widget=forms.HiddenInput, required=False)
-    batch_size = forms.IntegerField(label="Batch size", min_value=1, max_value=1000,
-                                    help_text="submissions between two retrains")
+    batch_size = forms.IntegerField(label=_("Batch size"), min_value=1, max_value=1000,
+                                    help_text=_("submissions between two retrains"))
     recall_bias_beta = forms.TypedChoiceField(
-        label="Recall bias of the suggestions", choices=BETAS, coerce=float, empty_value=None, required=False,
-        help_text="thresholds tuned for F_β on the evaluation documents: higher β, more (and less sure) "
-                  "suggestions",
+        label=_("Recall bias of the suggestions"), choices=BETAS, coerce=float, empty_value=None, required=False,
+        help_text=_("thresholds tuned for F_β on the evaluation documents: higher β, more (and less sure) "
+                  "suggestions"),
     )
     diverse_batches = forms.BooleanField(
-        label="Keep each batch diverse across stylometric clusters", required=False,
-        help_text="needs the project's clusters (Stylometric clusters page)",
+        label=_("Keep each batch diverse across stylometric clusters"), required=False,
+        help_text=_("needs the project's clusters (Stylometric clusters page)"),
     )
-    self_training = forms.BooleanField(label="Self-training (add confident machine-labelled sentences)",
+    self_training = forms.BooleanField(label=_("Self-training (add confident machine-labelled sentences)"),
                                        required=False)
-    annotators_per_document = forms.IntegerField(label="Annotators per record (double annotation)",
+    annotators_per_document = forms.IntegerField(label=_("Annotators per record (double annotation)"),
                                                  min_value=1, max_value=5)
     adjudication = forms.ChoiceField(
-        label="Adjudicate without a person", choices=Project.Adjudication.choices,
-        help_text="records the rule does not decide wait in the adjudication queue",
+        label=_("Adjudicate without a person"), choices=Project.Adjudication.choices,
+        help_text=_("records the rule does not decide wait in the adjudication queue"),
     )
     awaiting_adjudication = forms.ChoiceField(
-        label="A record awaiting adjudication is", choices=Project.Awaiting.choices,
+        label=_("A record awaiting adjudication is"), choices=Project.Awaiting.choices,
     )
     control_rate = forms.IntegerField(
-        label="Control rate (%)", min_value=0, max_value=50,
-        help_text="with one annotator per record: this share of records is annotated twice as well, so that "
-                  "agreement and each annotator's quality stay known",
+        label=_("Control rate (%)"), min_value=0, max_value=50,
+        help_text=_("with one annotator per record: this share of records is annotated twice as well, so that "
+                  "agreement and each annotator's quality stay known"),
     )
     assignment_timeout_minutes = forms.IntegerField(
-        label="Hand a record back after (minutes)", min_value=5, max_value=7 * 24 * 60,
-        help_text="an untouched record assigned this long returns to the pool",
+        label=_("Hand a record back after (minutes)"), min_value=5, max_value=7 * 24 * 60,
+        help_text=_("an untouched record assigned this long returns to the pool"),
     )
     eponyms = forms.CharField(
-        label="Eponyms", required=False, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="one per line: person names that are not PHI in this project (Parkinson, Alzheimer…), "
-                  "kept for the de-identified export",
+        label=_("Eponyms"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("one per line: person names that are not PHI in this project (Parkinson, Alzheimer…), "
+                  "kept for the de-identified export"),
     )
-    eponyms_file = forms.FileField(label="Add eponyms from a file", required=False,
-                                   help_text=f"plain UTF-8 text, one per line, at most {MAX_UPLOAD_BYTES // 1024} KB")
-    gazetteer_file = forms.FileField(label="Add entries from a file", required=False,
-                                     help_text=f"plain UTF-8 text, one per line, at most {MAX_UPLOAD_BYTES // 1024} KB")
-    gazetteer_file_label = forms.ChoiceField(label="to the list of", required=False)
+    eponyms_file = forms.FileField(label=_("Add eponyms from a file"), required=False,
+                                   help_text=_UPLOAD_HELP)
+    gazetteer_file = forms.FileField(label=_("Add entries from a file"), required=False,
+                                     help_text=_UPLOAD_HELP)
+    gazetteer_file_label = forms.ChoiceField(label=_("to the list of"), required=False)
 
     def __init__(self, data=None, files=None, *, project: Project, tagger_kind: str | None = None,
                  strategy: str | None = None) -> None:
@@ -252,12 +260,12 @@ class LoopSettingsForm(forms.Form):
     def clean(self):
         data = super().clean()
         for name in self._stale:
-            self.add_error(name, "the parameters below are now those of your choice: check them and save again")
+            self.add_error(name, gettext("the parameters below are now those of your choice: check them and save again"))
         self._add_uploads(data)
         total = sum(len(data.get(name) or []) for name in self.gazetteer_names)
         if total > MAX_GAZETTEER_ENTRIES:
-            self.add_error(None, f"the gazetteers hold {total:,} entries together; at most "
-                                 f"{MAX_GAZETTEER_ENTRIES:,} are allowed")
+            self.add_error(None, gettext("the gazetteers hold %(total)s entries together; at most %(most)s are allowed")
+                                 % {"total": f"{total:,}", "most": f"{MAX_GAZETTEER_ENTRIES:,}"})
         if not self._errors:
             self._check_with_the_core(data)
         return data
@@ -280,7 +288,7 @@ class LoopSettingsForm(forms.Form):
             label = data.get("gazetteer_file_label")
             target = f"{GAZETTEER_PREFIX}-{label}"
             if target not in self.gazetteer_names:
-                self.add_error("gazetteer_file_label", "choose the list the file's entries go to")
+                self.add_error("gazetteer_file_label", gettext("choose the list the file's entries go to"))
                 return
             try:
                 added = _entries(_uploaded_text(data["gazetteer_file"]))

@@ -3,6 +3,7 @@ and the loop's tagger and strategy with their defaults (their parameters are set
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy as _
 
 from annotator.models import Project
 from annotator.schemas import (
@@ -19,9 +20,9 @@ LABEL_ROWS = 8
 
 
 class LabelRowForm(forms.Form):
-    name = forms.CharField(required=False, max_length=100, label="Label")
-    colour = forms.CharField(required=False, max_length=7, label="Colour", widget=forms.TextInput(attrs={"type": "color"}))
-    key = forms.CharField(required=False, max_length=1, label="Key", widget=forms.TextInput(attrs={"size": 2}))
+    name = forms.CharField(required=False, max_length=100, label=_("Label"))
+    colour = forms.CharField(required=False, max_length=7, label=_("Colour"), widget=forms.TextInput(attrs={"type": "color"}))
+    key = forms.CharField(required=False, max_length=1, label=_("Key"), widget=forms.TextInput(attrs={"size": 2}))
 
     def clean(self):
         cleaned = super().clean()
@@ -45,10 +46,10 @@ class BaseLabelRows(forms.BaseFormSet):
             if not name:
                 continue
             if name in names:
-                form.add_error("name", f"{name} is on another row already")
+                form.add_error("name", gettext("%(name)s is on another row already") % {"name": name})
             names[name] = form
             if key and key in keys:
-                form.add_error("key", f"the key {key!r} is {keys[key]}'s already")
+                form.add_error("key", gettext("the key %(key)r is %(label)s's already") % {"key": key, "label": keys[key]})
             keys.setdefault(key, name)
 
     def labels(self) -> list[dict]:
@@ -68,17 +69,17 @@ def label_rows(data=None) -> BaseLabelRows:
 class NewProjectForm(forms.Form):
     name = forms.CharField(max_length=200)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    language = forms.ChoiceField(choices=LANGUAGES, initial="es", help_text="the records' language")
+    language = forms.ChoiceField(choices=LANGUAGES, initial="es", help_text=_("the records' language"))
     schema = forms.ChoiceField(
-        label="Label schema", choices=[(CUSTOM, "Custom: the labels below")] + [(name, name) for name in PRESETS],
+        label=_("Label schema"), choices=[(CUSTOM, "Custom: the labels below")] + [(name, name) for name in PRESETS],
         initial=CUSTOM,
-        help_text="A preset's labels, then any you add below; or only yours. Labels can be renamed, added and "
-                  "deleted later on the project's Labels page.",
+        help_text=_("A preset's labels, then any you add below; or only yours. Labels can be renamed, added and "
+                  "deleted later on the project's Labels page."),
     )
     tagger = forms.ChoiceField(choices=[(kind, TAGGER_LABELS.get(kind, kind)) for kind in TAGGERS],
                                initial=Project._meta.get_field("tagger").default()["kind"],
-                               help_text="its parameters are on the loop page once the project exists")
-    strategy = forms.ChoiceField(label="Query strategy", choices=strategy_choices(),
+                               help_text=_("its parameters are on the loop page once the project exists"))
+    strategy = forms.ChoiceField(label=_("Query strategy"), choices=strategy_choices(),
                                  initial=Project._meta.get_field("strategy").default)
 
     def __init__(self, data=None, **kwargs):
@@ -90,7 +91,7 @@ class NewProjectForm(forms.Form):
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
         if Project.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"a project named {name!r} exists already")
+            raise forms.ValidationError(gettext("a project named %(name)r exists already") % {"name": name})
         return name
 
     def project_fields(self):
@@ -106,12 +107,12 @@ class NewProjectForm(forms.Form):
         schema = self.cleaned_data["schema"]
         extra = [row["name"] for row in self.rows.labels()]
         if schema == CUSTOM and not extra:
-            self.add_error("schema", "A custom schema needs at least one label: name it in the rows below.")
+            self.add_error("schema", gettext("A custom schema needs at least one label: name it in the rows below."))
             return False
         if schema != CUSTOM:
             repeated = sorted(set(extra) & set(preset_labels(schema)))
             if repeated:
-                self.add_error("schema", f"{', '.join(repeated)}: in the {schema} preset already")
+                self.add_error("schema", gettext("%(labels)s: in the %(schema)s preset already") % {"labels": ", ".join(repeated), "schema": schema})
                 return False
         return True
 

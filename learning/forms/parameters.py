@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from django import forms
+from django.utils.translation import gettext
 
 from learning.core.params import Param
 
@@ -16,12 +17,13 @@ def _number(value: float) -> str:
 def _range_messages(param: Param) -> dict[str, str]:
     low, high = param.minimum, param.maximum
     if low is not None and high is not None:
-        bounds = f"{param.label} must be between {_number(low)} and {_number(high)}"
+        bounds = gettext("%(name)s must be between %(low)s and %(high)s") % {
+            "name": param.label, "low": _number(low), "high": _number(high)}
         return {"min_value": bounds, "max_value": bounds}
     if low is not None:
-        return {"min_value": f"{param.label} must be at least {_number(low)}"}
+        return {"min_value": gettext("%(name)s must be at least %(low)s") % {"name": param.label, "low": _number(low)}}
     if high is not None:
-        return {"max_value": f"{param.label} must be at most {_number(high)}"}
+        return {"max_value": gettext("%(name)s must be at most %(high)s") % {"name": param.label, "high": _number(high)}}
     return {}
 
 
