@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -210,14 +211,9 @@ def serve() -> int:
     """Only the web processes, on one socket, until SIGTERM (or one of them exits): for a deployment whose
     database, Redis and workers run as services of their own (docker-compose.yml, behind its proxy, whose
     forwarded client address the processes trust)."""
-    stopping = False
-
-    def request_stop(signum, frame):  # noqa: ARG001 - signal handler signature
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, frame: stop.set())
     listener = _listening_socket(HOST, PORT)
     try:
         processes = start_web(listener, proxy_headers=True)
@@ -225,11 +221,11 @@ def serve() -> int:
         listener.close()
     say(f"serving on {HOST}:{PORT} ({WEB_WORKERS} web processes)")
     try:
-        while not stopping and all(process.poll() is None for process in processes):
-            time.sleep(0.5)
+        while all(process.poll() is None for process in processes) and not stop.wait(0.5):
+            pass
     finally:
         _terminate(processes)
-    return 0 if stopping else 1
+    return 0 if stop.is_set() else 1
 
 
 def test(args: list[str]) -> int:
