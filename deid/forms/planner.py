@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from django import forms
 from django.http import QueryDict
-from django.utils.functional import format_lazy
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from deid.selectors.planner import PlannerInputs, PlannerSettings
 from deid.core.release_planner import ATTACKER_DEFAULTS, PUBLISHER_DEFAULTS, AttackerParameters, ParameterDefault
+from deid.selectors.planner import PlannerInputs, PlannerSettings
 from learning.core.costs import MIN_RECORDS
 from learning.selectors.people import DEFAULT_HOURLY_RATE, HOURLY_RATE_HELP
 

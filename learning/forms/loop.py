@@ -15,8 +15,9 @@ from typing import Any
 
 from django import forms
 from django.urls import reverse
-from django.utils.functional import format_lazy
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.text import format_lazy
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Project
 from learning.core.costs import MEASURED_ROI_PARAMETERS
