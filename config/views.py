@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordChangeForm
 from django.core.exceptions import ValidationError
 from django.urls import reverse_lazy
+from django.utils.translation import gettext
 from drf_spectacular import authentication as spectacular_authentication
 from rest_framework import exceptions
 from rest_framework.authtoken.models import Token
@@ -59,7 +60,7 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     def form_valid(self, form):
         response = super().form_valid(form)
         password_changed(user=form.user)
-        messages.success(self.request, "Your password was changed.")
+        messages.success(self.request, gettext("Your password was changed."))
         return response
 
 

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.member_forms import (
@@ -80,8 +81,8 @@ def members(request, project_id: int):
         except MemberError as error:
             form.add_service_error(error)
         else:
-            messages.success(request, f"{membership.user.get_username()} was added as "
-                                      f"{membership.get_role_display().lower()}.")
+            messages.success(request, gettext("%(name)s was added as %(role)s.") % {
+                "name": membership.user.get_username(), "role": membership.get_role_display().lower()})
             return redirect("annotator:members", project_id=project.pk)
     return _members_page(request, project, add_form=form, status=400)
 
@@ -113,12 +114,12 @@ def member_change(request, project_id: int, user_id: int):
     try:
         if form.cleaned_data["remove"]:
             remove_member(project=project, by=request.user, member_id=user_id)
-            messages.success(request, "The member was removed.")
+            messages.success(request, gettext("The member was removed."))
         else:
             membership = change_role(project=project, by=request.user, member_id=user_id,
                                      role=form.cleaned_data["role"])
-            messages.success(request, f"{membership.user.get_username()} is now "
-                                      f"{membership.get_role_display().lower()}.")
+            messages.success(request, gettext("%(name)s is now %(role)s.") % {
+                "name": membership.user.get_username(), "role": membership.get_role_display().lower()})
     except MemberError as error:
         return _refused(request, project, str(error))
     return redirect("annotator:members", project_id=project.pk)
@@ -151,14 +152,15 @@ def user_active(request, user_id: int):
     require_site_admin(request.user)
     form = AccountActiveForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Say whether to activate or deactivate the account.")
+        messages.error(request, gettext("Say whether to activate or deactivate the account."))
         return _users_page(request, status=400)
     try:
         user = set_active(by=request.user, user_id=user_id, active=form.cleaned_data["active"])
     except MemberError as error:
         messages.error(request, str(error))
         return _users_page(request, status=400)
-    messages.success(request, f"{user.get_username()} is {'active' if user.is_active else 'deactivated'}.")
+    messages.success(request, (gettext("%(name)s is active.") if user.is_active else gettext("%(name)s is deactivated."))
+                     % {"name": user.get_username()})
     return redirect("annotator:users")
 
 
@@ -192,7 +194,7 @@ def invitation(request, uidb64: str, token: str):
         except MemberError as error:
             form.add_error("new_password1", str(error))
         else:
-            messages.success(request, "Your password is set: log in with it.")
+            messages.success(request, gettext("Your password is set: log in with it."))
             return redirect("login")
     status = 400 if request.method == "POST" else 200
     response = render(request, "annotator/invitation.html", {"form": form, "invitee": user}, status=status)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.models import Annotation, AuditEvent, Document
@@ -93,7 +94,8 @@ def record_send_back(request, project_id: int, document_id: int):
         except ReviewError as error:
             form.add_error(error.field if error.field in form.fields else None, str(error))
         else:
-            messages.success(request, f"Sent back to {draft.annotator.get_username()}: it is their next record.")
+            messages.success(request, gettext("Sent back to %(name)s: it is their next record.")
+                             % {"name": draft.annotator.get_username()})
             return redirect("annotator:record-review", project_id=document.project_id, document_id=document.pk)
     document.refresh_from_db()
     return _review_page(request, document, send_form=form, status=400)
@@ -117,7 +119,7 @@ def record_fix(request, project_id: int, document_id: int):
             except ReviewError as error:
                 form.add_error(None, str(error))
             else:
-                messages.success(request, "The record's gold is saved." if fixed else "Nothing changed.")
+                messages.success(request, gettext("The record's gold is saved.") if fixed else gettext("Nothing changed."))
                 return redirect("annotator:record-review", project_id=document.project_id, document_id=document.pk)
         status = 400
     else:

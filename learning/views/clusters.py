@@ -6,13 +6,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils.timesince import timesince
+from django.utils.translation import gettext, ngettext
 
-from annotator.permissions import Can, allows, managed_project, project_for
 from annotator.models import Document
+from annotator.permissions import Can, allows, managed_project, project_for
+from learning.models import Clustering
 from learning.selectors import clusters as selectors
 from learning.services import clustering as service
 from learning.tasks import enqueue_clustering
-from learning.models import Clustering
 
 
 def clusters(request, project_id: int):
@@ -34,15 +35,17 @@ def clusters(request, project_id: int):
 def _recompute(request, project) -> None:
     clustering, created = service.request_clustering(project=project)
     if not created:
-        messages.info(request, f"A clustering is already {clustering.get_status_display().lower()} "
-                               f"(asked {timesince(clustering.created_at)} ago); this page shows it when it ends.")
+        messages.info(request, gettext("A clustering is already %(status)s (asked %(since)s ago); this page shows it when "
+                               "it ends.") % {"status": clustering.get_status_display().lower(),
+                                              "since": timesince(clustering.created_at)})
     elif selectors.runs_in_request(project):
         clustering = service.run_clustering(clustering.pk) or clustering
         if clustering.status == Clustering.Status.DONE:
-            messages.success(request, f"Clustered {len(clustering.labels)} documents into {clustering.k} "
-                                      f"cluster{'s' if clustering.k != 1 else ''}.")
+            messages.success(request, ngettext("Clustered %(documents)s documents into %(k)s cluster.",
+                                               "Clustered %(documents)s documents into %(k)s clusters.", clustering.k)
+                             % {"documents": len(clustering.labels), "k": clustering.k})
         else:
-            messages.error(request, f"The clustering failed: {clustering.error}")
+            messages.error(request, gettext("The clustering failed: %(error)s") % {"error": clustering.error})
     else:
         enqueue_clustering(clustering)
-        messages.success(request, "The clustering is queued for a worker; reload this page in a few minutes.")
+        messages.success(request, gettext("The clustering is queued for a worker; reload this page in a few minutes."))

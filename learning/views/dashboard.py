@@ -6,11 +6,12 @@ from django.contrib import messages
 from django.db import transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator.permissions import Can, managed_project, project_for
-from learning.selectors.dashboard import dashboard_state, model_version_state, project_simulation, simulation_summary
 from learning.forms.dashboard import SimulationForm
+from learning.selectors.dashboard import dashboard_state, model_version_state, project_simulation, simulation_summary
 from learning.services.simulations import SimulationError, request_simulation
 from learning.tasks import simulate_project
 
@@ -49,7 +50,7 @@ def start_simulation(request, project_id: int):
             form.add_error(None, str(error))
         else:
             transaction.on_commit(lambda: simulate_project.delay(run.pk))
-            messages.success(request, f"Simulation #{run.pk} is queued; this page follows it.")
+            messages.success(request, gettext("Simulation #%(number)s is queued; this page follows it.") % {"number": run.pk})
             url = reverse("learning:dashboard", args=[project.pk])
             return redirect(f"{url}?simulation={run.pk}#simulation")
     return _render_dashboard(request, project, form, status=400)

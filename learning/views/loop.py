@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.permissions import managed_project
@@ -25,9 +26,10 @@ def loop(request, project_id: int):
     if request.method == "POST" and form.is_valid():
         changed = update_settings(project=project, user=request.user, changes=form.changes())
         if changed:
-            messages.success(request, f"Saved ({', '.join(sorted(changed))}); the next retrain uses them.")
+            messages.success(request, gettext("Saved (%(settings)s); the next retrain uses them.")
+                             % {"settings": ", ".join(sorted(changed))})
         else:
-            messages.info(request, "Nothing changed.")
+            messages.info(request, gettext("Nothing changed."))
         return redirect("learning:loop", project_id=project.pk)
     if request.htmx and request.method == "GET":
         return render(request, "learning/_loop_state.html", {"project": project, **loop_state(project=project)})
@@ -61,9 +63,9 @@ def retrain_now(request, project_id: int):
     project = managed_project(request.user, project_id)
     job, created = request_lead_retrain(project=project, user=request.user)
     if created:
-        messages.success(request, "A retrain is queued; this page follows it.")
+        messages.success(request, gettext("A retrain is queued; this page follows it."))
     else:
-        messages.info(request, f"A retrain is already {job.get_status_display().lower()}; another one will "
-                               "follow it, so your latest settings and submissions are used.")
+        messages.info(request, gettext("A retrain is already %(status)s; another one will follow it, so your latest "
+                               "settings and submissions are used.") % {"status": job.get_status_display().lower()})
     return redirect("learning:loop", project_id=project.pk)
 

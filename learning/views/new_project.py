@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods
 
 from annotator.permissions import require_project_creator
@@ -22,8 +23,9 @@ def new_project(request):
         except ProjectError as error:  # e.g. the same name, created by someone else a moment ago
             form.add_error(None, str(error))
         else:
-            messages.success(request, f"Project {project.name} created with {len(project.labels)} labels. "
-                                      "Import its records: a share of them can be set aside for evaluation.")
+            messages.success(request, gettext("Project %(name)s created with %(labels)s labels. Import its records: a "
+                                              "share of them can be set aside for evaluation.")
+                             % {"name": project.name, "labels": len(project.labels)})
             return redirect("annotator:project-import", project_id=project.pk)
     return render(request, "learning/new_project.html", {"form": form},
                   status=400 if request.method == "POST" else 200)
