@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext, ngettext
 
 from annotator.models import Annotation, AuditEvent, PoolScore, Project
 from annotator.schemas import LabelError, check_colour, check_key, check_label_name, label_styles, unused_style
@@ -24,10 +25,16 @@ class LabelUsage:
     spans: int
     records: int
 
+    def spans_text(self) -> str:
+        return ngettext("%(count)s stored span", "%(count)s stored spans", self.spans) % {"count": self.spans}
+
+    def records_text(self) -> str:
+        return ngettext("%(count)s record", "%(count)s records", self.records) % {"count": self.records}
+
     def sentence(self, label: str) -> str:
-        spans = f"{self.spans} span{'s' if self.spans != 1 else ''}"
-        records = f"{self.records} record{'s' if self.records != 1 else ''}"
-        return f"{label} is used by {spans} in {records}"
+        return gettext("%(label)s is used by %(spans)s in %(records)s") % {
+            "label": label, "spans": ngettext("%(count)s span", "%(count)s spans", self.spans) % {"count": self.spans},
+            "records": self.records_text()}
 
 
 def _stored_spans(project: Project, label: str, *, lock: bool = False):
@@ -71,7 +78,7 @@ def _check_style(styles: dict, label: str, colour: str, key: str) -> dict:
     key = check_key(key)
     owner = next((other for other, style in styles.items() if other != label and key and style["key"] == key), None)
     if owner is not None:
-        raise LabelError(f"the key {key!r} is {owner}'s already; choose another", field="key")
+        raise LabelError(gettext("the key %(key)r is %(owner)s's already; choose another") % {"key": key, "owner": owner}, field="key")
     return {"colour": colour, "key": key}
 
 
@@ -87,7 +94,7 @@ def add_label(*, project: Project, user, name: str, colour: str = "", key: str |
     locked = _locked(project)
     name = check_label_name(name)
     if name in locked.labels:
-        raise LabelError(f"the project has a label {name} already", field="name")
+        raise LabelError(gettext('the project has a label %(name)s already') % {"name": name}, field="name")
     styles = _styles_of(locked)
     fresh = unused_style(locked.labels, locked.label_styles)
     style = _check_style(styles, name, colour or fresh["colour"], fresh["key"] if key is None else key)
@@ -104,7 +111,7 @@ def restyle_label(*, project: Project, user, label: str, colour: str, key: str) 
     """Give ``label`` a colour and a shortcut key (no other label's); returns {field: [old, new]}."""
     locked = _locked(project)
     if label not in locked.labels:
-        raise LabelError(f"the project has no label {label!r}", field="label")
+        raise LabelError(gettext('the project has no label %(label)r') % {"label": label}, field="label")
     styles = _styles_of(locked)
     style = _check_style(styles, label, colour, key)
     changed = {name: [styles[label][name], value] for name, value in style.items() if styles[label][name] != value}
@@ -123,12 +130,12 @@ def rename_label(*, project: Project, user, old: str, new: str) -> LabelUsage:
     returns the spans and records changed."""
     locked = _locked(project)
     if old not in locked.labels:
-        raise LabelError(f"the project has no label {old!r}", field="label")
+        raise LabelError(gettext('the project has no label %(old)r') % {"old": old}, field="label")
     new = check_label_name(new)
     if new == old:
-        raise LabelError(f"the label is called {old} already", field="name")
+        raise LabelError(gettext('the label is called %(old)s already') % {"old": old}, field="name")
     if new in locked.labels:
-        raise LabelError(f"the project has a label {new} already; delete or rename that one first", field="name")
+        raise LabelError(gettext('the project has a label %(new)s already; delete or rename that one first') % {"new": new}, field="name")
     spans, records = rename_label_elsewhere(project=locked, old=old, new=new, user=user)
     rows: dict[tuple[type, int], object] = {}
     for document_id, field, row, items in _stored_spans(locked, old, lock=True):
@@ -162,10 +169,10 @@ def delete_label(*, project: Project, user, label: str) -> None:
     """Remove ``label`` from the schema; refused, with the count, while any stored span uses it."""
     locked = _locked(project)
     if label not in locked.labels:
-        raise LabelError(f"the project has no label {label!r}", field="label")
+        raise LabelError(gettext('the project has no label %(label)r') % {"label": label}, field="label")
     usage = label_usage(project=locked, label=label)
     if usage.spans:
-        raise LabelError(f"{usage.sentence(label)}: rename it, or correct those records first", field="label")
+        raise LabelError(gettext('%(usage)s: rename it, or correct those records first') % {"usage": usage.sentence(label)}, field="label")
     styles = _styles_of(locked)
     locked.labels = [other for other in locked.labels if other != label]
     locked.label_styles = {other: style for other, style in styles.items() if other != label}

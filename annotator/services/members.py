@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
+from django.utils.translation import gettext
 
 from annotator.models import AuditEvent, Membership, Project
 from annotator.permissions import ADMIN, LEAD, administers_site, role_in
@@ -89,20 +90,19 @@ def _check_role_change(*, project: Project, by, member, old_role: str | None, ne
     """Refuse what the acting user's role may not do: ``new_role`` None means removing the member."""
     acting_role = role_in(user=by, project=project)
     if acting_role not in (ADMIN, LEAD):
-        raise MemberError("only the project's leads and admins change its members")
+        raise MemberError(gettext("only the project's leads and admins change its members"))
     if new_role is not None and new_role not in Membership.Role.values:
-        raise MemberError(f"unknown role {new_role!r}; choose one of {', '.join(Membership.Role.values)}",
+        raise MemberError(gettext('unknown role %(new_role)r; choose one of %(items)s') % {"new_role": new_role, "items": ', '.join(Membership.Role.values)},
                           field="role")
     if acting_role != ADMIN and ADMIN in (old_role, new_role):
         if new_role == ADMIN:
-            raise MemberError("only an admin can make someone admin", field="role")
-        raise MemberError(f"{member.get_username()} is an admin: only an admin can change or remove them")
+            raise MemberError(gettext("only an admin can make someone admin"), field="role")
+        raise MemberError(gettext('%(name)s is an admin: only an admin can change or remove them') % {"name": member.get_username()})
     if acting_role != ADMIN and old_role == LEAD and new_role != LEAD:
         leads = Membership.objects.filter(project=project, role=LEAD).count()
         if leads <= 1:
-            action = "removed" if new_role is None else "given another role"
-            raise MemberError(f"{member.get_username()} is the project's last lead and cannot be {action}: "
-                              "make someone else lead first")
+            action = gettext("removed") if new_role is None else gettext("given another role")
+            raise MemberError(gettext("%(name)s is the project's last lead and cannot be %(action)s: make someone else lead first") % {"name": member.get_username(), "action": action})
 
 
 def _locked(project: Project) -> Project:
@@ -116,13 +116,13 @@ def add_member(*, project: Project, by, username: str, role: str) -> Membership:
     project = _locked(project)
     user = _account_named(username.strip())
     if user is None:
-        raise MemberError(f"there is no user named {username.strip()!r}: create the account instead",
+        raise MemberError(gettext('there is no user named %(value)r: create the account instead') % {"value": username.strip()},
                           field="username")
     if not user.is_active:
-        raise MemberError(f"{user.get_username()}'s account is deactivated: a site administrator can activate it",
+        raise MemberError(gettext("%(name)s's account is deactivated: a site administrator can activate it") % {"name": user.get_username()},
                           field="username")
     if Membership.objects.filter(project=project, user=user).exists():
-        raise MemberError(f"{user.get_username()} is a member already: change their role below", field="username")
+        raise MemberError(gettext('%(name)s is a member already: change their role below') % {"name": user.get_username()}, field="username")
     _check_role_change(project=project, by=by, member=user, old_role=None, new_role=role)
     return set_membership(project=project, user=user, role=role)
 
@@ -143,25 +143,25 @@ def create_member(*, project: Project, by, username: str, role: str, email: str 
     (returned, to show once; it must be changed at the first login) or an invitation link (returned as a path)
     that lets them choose their password."""
     if access not in (ONE_TIME_PASSWORD, INVITATION):
-        raise MemberError(f"unknown way in {access!r}", field="access")
+        raise MemberError(gettext('unknown way in %(access)r') % {"access": access}, field="access")
     project = _locked(project)
     username = username.strip()
     _check_role_change(project=project, by=by, member=User(**{User.USERNAME_FIELD: username}), old_role=None,
                        new_role=role)
     if not username:
-        raise MemberError("a new account needs a username", field="username")
+        raise MemberError(gettext("a new account needs a username"), field="username")
     try:
         User._meta.get_field(User.USERNAME_FIELD).run_validators(username)
     except ValidationError as error:
         raise MemberError(" ".join(error.messages), field="username") from None
     if User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists():
-        raise MemberError(f"the username {username!r} is taken: add that user instead, or choose another name",
+        raise MemberError(gettext('the username %(username)r is taken: add that user instead, or choose another name') % {"username": username},
                           field="username")
     try:
         with transaction.atomic():
             user = User.objects.create_user(username, email=email.strip())
     except IntegrityError:  # created at the same moment by someone else
-        raise MemberError(f"the username {username!r} is taken", field="username") from None
+        raise MemberError(gettext('the username %(username)r is taken') % {"username": username}, field="username") from None
     password = invitation_path = None
     if access == ONE_TIME_PASSWORD:
         password = one_time_password()
@@ -201,7 +201,7 @@ def remove_member(*, project: Project, by, member_id: int) -> None:
 def _membership(*, project: Project, member_id: int) -> Membership:
     membership = Membership.objects.select_related("user").filter(project=project, user_id=member_id).first()
     if membership is None:
-        raise MemberError("this person is not a member of the project (any more)")
+        raise MemberError(gettext("this person is not a member of the project (any more)"))
     return membership
 
 
@@ -246,7 +246,7 @@ def accept_invitation(*, user, password: str) -> None:
 
 def _require_site_admin(by) -> None:
     if not administers_site(by):
-        raise MemberError("only a site administrator manages accounts")
+        raise MemberError(gettext("only a site administrator manages accounts"))
 
 
 @transaction.atomic
@@ -256,9 +256,9 @@ def set_active(*, by, user_id: int, active: bool):
     _require_site_admin(by)
     user = User.objects.select_for_update().filter(pk=user_id).first()
     if user is None:
-        raise MemberError("there is no such account")
+        raise MemberError(gettext("there is no such account"))
     if user.pk == by.pk and not active:
-        raise MemberError("you cannot deactivate your own account")
+        raise MemberError(gettext("you cannot deactivate your own account"))
     if user.is_active == active:
         return user
     user.is_active = active
@@ -285,9 +285,9 @@ def reset_password(*, by, user_id: int) -> str:
     _require_site_admin(by)
     user = User.objects.select_for_update().filter(pk=user_id).first()
     if user is None:
-        raise MemberError("there is no such account")
+        raise MemberError(gettext("there is no such account"))
     if user.pk == by.pk:
-        raise MemberError("change your own password on the password page")
+        raise MemberError(gettext("change your own password on the password page"))
     password = one_time_password()
     user.set_password(password)
     user.save(update_fields=["password"])

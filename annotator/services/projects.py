@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
 
 from annotator.models import Membership, Project
 from annotator.schemas import CUSTOM, LabelError, canonical_preset_name, check_colour, check_key, preset_labels
@@ -35,25 +36,25 @@ def create_project(
 
     name = name.strip()
     if not name:
-        raise ProjectError("a project needs a name")
+        raise ProjectError(gettext("a project needs a name"))
     if Project.objects.filter(name=name).exists():
-        raise ProjectError(f"a project named {name!r} exists already")
+        raise ProjectError(gettext('a project named %(name)r exists already') % {"name": name})
     preset = canonical_preset_name(schema)
     if preset != CUSTOM:
         labels = preset_labels(preset) + [label for label in (labels or []) if label not in preset_labels(preset)]
     labels = [label.strip() for label in (labels or []) if label.strip()]
     if len(set(labels)) != len(labels):
-        raise ProjectError("the label list repeats a label")
+        raise ProjectError(gettext("the label list repeats a label"))
     styles = {}
     try:
         for label, style in (label_styles or {}).items():
             if label in labels:
                 styles[label] = {"colour": check_colour(style.get("colour", "")), "key": check_key(style.get("key", ""))}
     except LabelError as error:
-        raise ProjectError(f"label {label}: {error}") from None
+        raise ProjectError(gettext('label %(label)s: %(error)s') % {"label": label, "error": error}) from None
     keys = [style["key"] for style in styles.values() if style["key"]]
     if len(set(keys)) != len(keys):
-        raise ProjectError("two labels have the same shortcut key")
+        raise ProjectError(gettext("two labels have the same shortcut key"))
     loop = {name: value for name, value in (("tagger", tagger), ("strategy", strategy)) if value}
     try:
         with transaction.atomic():
@@ -62,7 +63,7 @@ def create_project(
                 created_by=created_by, description=description, label_styles=styles, **loop,
             )
     except IntegrityError:  # created at the same moment by someone else: the check above could not see it
-        raise ProjectError(f"a project named {name!r} exists already") from None
+        raise ProjectError(gettext('a project named %(name)r exists already') % {"name": name}) from None
     if created_by is not None:
         Membership.objects.create(project=project, user=created_by, role=Membership.Role.LEAD)
     if audited:
@@ -74,7 +75,7 @@ def create_project(
 
 def set_membership(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
     if role not in Membership.Role.values:
-        raise ProjectError(f"unknown role {role!r}; choose one of {', '.join(Membership.Role.values)}")
+        raise ProjectError(gettext('unknown role %(role)r; choose one of %(items)s') % {"role": role, "items": ', '.join(Membership.Role.values)})
     membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
 
@@ -106,7 +107,7 @@ def update_settings(*, project: Project, user, changes: dict, allowed: tuple[str
 
     unknown = sorted(set(changes) - set(allowed))
     if unknown:
-        raise ProjectError(f"these settings cannot be changed here: {', '.join(unknown)}")
+        raise ProjectError(gettext('these settings cannot be changed here: %(items)s') % {"items": ', '.join(unknown)})
     locked = Project.objects.select_for_update().get(pk=project.pk)
     changed = {name: [getattr(locked, name), value] for name, value in changes.items()
                if getattr(locked, name) != value}

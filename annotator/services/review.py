@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotator.models import Annotation, AnnotationRevision, Assignment, AuditEvent, Document
 from annotator.permissions import Can, allows
@@ -64,9 +65,9 @@ def count_tokens(*, document_ids: Iterable[int]) -> dict[int, int]:
 def _clean_note(note: str) -> str:
     note = (note or "").strip()
     if not note:
-        raise ReviewError("Say what should be corrected: the note is shown to the annotator.", field="note")
+        raise ReviewError(gettext("Say what should be corrected: the note is shown to the annotator."), field="note")
     if len(note) > NOTE_LIMIT:
-        raise ReviewError(f"The note is {len(note)} characters long; keep it under {NOTE_LIMIT}.", field="note")
+        raise ReviewError(gettext('The note is %(length)s characters long; keep it under %(NOTE_LIMIT)s.') % {"length": len(note), "NOTE_LIMIT": NOTE_LIMIT}, field="note")
     return note
 
 
@@ -79,7 +80,7 @@ def _locked_record(document: Document) -> tuple[Document, list[Annotation]]:
     now_submitted = set(Annotation.objects.filter(document=locked, state=Annotation.State.SUBMITTED)
                         .values_list("pk", flat=True))
     if now_submitted != {annotation.pk for annotation in submitted}:
-        raise ReviewError("The record changed while you were looking at it: reload the page.")
+        raise ReviewError(gettext("The record changed while you were looking at it: reload the page."))
     return locked, submitted
 
 
@@ -110,14 +111,14 @@ def send_back(*, document: Document, by, to, note: str) -> Annotation:
     locked, submitted = _locked_record(document)
     project = locked.project
     if to is None or not allows(user=to, project=project, action=Can.ANNOTATE):
-        raise ReviewError("Choose a member of the project who annotates.", field="to")
+        raise ReviewError(gettext("Choose a member of the project who annotates."), field="to")
     if locked.status not in (Document.Status.SUBMITTED, Document.Status.ADJUDICATED):
-        raise ReviewError(f"Only a submitted record can be sent back; this one is {locked.get_status_display()}.")
+        raise ReviewError(gettext('Only a submitted record can be sent back; this one is %(status)s.') % {"status": locked.get_status_display()})
     sources = {annotation.source for annotation in submitted}
     if Annotation.Source.ADJUDICATED in sources:
-        raise ReviewError("This record's gold was adjudicated: fix it here directly, or decide it again.")
+        raise ReviewError(gettext("This record's gold was adjudicated: fix it here directly, or decide it again."))
     if Annotation.Source.IMPORT in sources:
-        raise ReviewError("This record's gold was imported, nobody annotated it here: fix it here directly.")
+        raise ReviewError(gettext("This record's gold was imported, nobody annotated it here: fix it here directly."))
     human = [annotation for annotation in submitted if annotation.source == Annotation.Source.HUMAN]
     own = next((annotation for annotation in human if annotation.annotator_id == to.pk), None)
     now = timezone.now()
@@ -128,10 +129,10 @@ def send_back(*, document: Document, by, to, note: str) -> Annotation:
         draft.save(update_fields=["state", "version", "updated_at"])
     else:
         if len(human) != 1:
-            raise ReviewError("Several people annotated this record: send it back to one of them.", field="to")
+            raise ReviewError(gettext("Several people annotated this record: send it back to one of them."), field="to")
         first = human[0]
         if Annotation.objects.filter(document=locked, annotator=to).exists():
-            raise ReviewError(f"{to.get_username()} already has a draft of this record: send it to someone else.",
+            raise ReviewError(gettext('%(name)s already has a draft of this record: send it to someone else.') % {"name": to.get_username()},
                               field="to")
         first.state = Annotation.State.DRAFT
         first.version += 1
@@ -166,7 +167,7 @@ def fix_record(*, document: Document, by, spans: Sequence[dict], note: str = "")
     locked, submitted = _locked_record(document)
     gold = _gold_annotation(locked, submitted)
     if gold is None:
-        raise ReviewError("This record has no gold to fix: it is not submitted yet, or awaits adjudication.")
+        raise ReviewError(gettext("This record has no gold to fix: it is not submitted yet, or awaits adjudication."))
     try:
         final = [{**stored.to_json(), "origin": "human", "status": "accepted"}
                  for stored in checked_spans(document=locked, spans=spans)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods
 
 from annotator.label_forms import FORMS, AddLabelForm
@@ -17,17 +18,20 @@ def _apply(action: str, *, project, user, data: dict) -> str:
     """Make the change; the message saying what was done."""
     if action == "add":
         style = add_label(project=project, user=user, name=data["name"], colour=data["colour"], key=data["key"])
-        return f"Added {data['name']} (key {style['key'] or 'none'})."
+        if style["key"]:
+            return gettext("Added %(label)s (key %(key)s).") % {"label": data["name"], "key": style["key"]}
+        return gettext("Added %(label)s (no key).") % {"label": data["name"]}
     if action == "restyle":
         changed = restyle_label(project=project, user=user, label=data["label"], colour=data["colour"],
                                 key=data["key"])
-        return f"Saved the colour and key of {data['label']}." if changed else "Nothing changed."
+        return gettext("Saved the colour and key of %(label)s.") % {"label": data["label"]} if changed \
+            else gettext("Nothing changed.")
     if action == "rename":
         usage = rename_label(project=project, user=user, old=data["label"], new=data["name"])
-        return (f"Renamed {data['label']} to {data['name']} in {usage.spans} stored "
-                f"span{'s' if usage.spans != 1 else ''} of {usage.records} record{'s' if usage.records != 1 else ''}.")
+        return gettext("Renamed %(old)s to %(new)s in %(spans)s of %(records)s.") % {
+            "old": data["label"], "new": data["name"], "spans": usage.spans_text(), "records": usage.records_text()}
     delete_label(project=project, user=user, label=data["label"])
-    return f"Deleted {data['label']}."
+    return gettext("Deleted %(label)s.") % {"label": data["label"]}
 
 
 @require_http_methods(["GET", "POST"])
