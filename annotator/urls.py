@@ -7,6 +7,8 @@ urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/<int:project_id>/", projects.project_detail, name="project-detail"),
     path("projects/<int:project_id>/import/", imports.import_upload, name="project-import"),
+    path("projects/<int:project_id>/import/preview/<str:token>/", imports.import_preview_page,
+         name="project-import-preview"),
     path("projects/<int:project_id>/labels/", labels.labels_page, name="project-labels"),
     path("projects/<int:project_id>/imports/<int:job_id>/", imports.import_job, name="project-import-job"),
     path("projects/<int:project_id>/documents/<int:document_id>/", projects.document_detail, name="document-detail"),

@@ -122,7 +122,7 @@ def import_documents(
             ))
             new_sources.append(document)
         if evaluation_share and not evaluation:
-            for index in _evaluation_draw(new_sources, share=evaluation_share, annotated=annotated):
+            for index in evaluation_draw(new_sources, share=evaluation_share, annotated=annotated):
                 new_rows[index].role = Document.Role.EVALUATION
         Document.objects.bulk_create(new_rows, batch_size=2000)
         if annotated:
@@ -149,7 +149,7 @@ def import_documents(
     return report
 
 
-def _evaluation_draw(documents: Sequence[CorpusDocument], *, share: float, annotated: bool) -> list[int]:
+def evaluation_draw(documents: Sequence[CorpusDocument], *, share: float, annotated: bool) -> list[int]:
     """Which of ``documents`` go to the evaluation set (see :func:`corpus.split.stratified_evaluation`)."""
     seed = hashlib.sha256("".join(sorted(content_hash(document.text) for document in documents)).encode())
     rng = np.random.default_rng(int.from_bytes(seed.digest()[:8], "big"))

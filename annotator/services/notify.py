@@ -57,9 +57,13 @@ def close_member_sockets(*, project_id: int, user_id: int, removed: bool = True)
     return True
 
 
-def notify_project(*, project_id: int, kind: str, text: str, data: dict | None = None) -> bool:
+def notify_project(
+    *, project_id: int, kind: str, text: str, data: dict | None = None, leads_only: bool = False,
+) -> bool:
     """Show ``text`` to everyone who has the project open; ``kind`` says what happened (``model_ready``,
-    ``ranking_ready``) and ``data`` adds fields to the message the browser receives.
+    ``ranking_ready``) and ``data`` adds fields to the message the browser receives. ``leads_only``: to the
+    project's leads and admins only (an import's progress, say); an empty ``text`` is data for a page, not
+    a notice to show.
 
     A notice is a courtesy: what it announces is already stored, so a channel layer that cannot be reached
     is logged and reported by returning False instead of failing the caller.
@@ -69,7 +73,8 @@ def notify_project(*, project_id: int, kind: str, text: str, data: dict | None =
         return False
     message = {"type": "project.notice", "kind": kind, "text": text, "data": dict(data or {})}
     try:
-        _outside_event_loop(async_to_sync(layer.group_send), project_group(project_id), message)
+        group = leads_group(project_id) if leads_only else project_group(project_id)
+        _outside_event_loop(async_to_sync(layer.group_send), group, message)
     except (OSError, redis.RedisError) as error:
         logger.warning("notice %r for project %s was not sent: %s", kind, project_id, error)
         return False

@@ -37,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.models import ImportJob, Project
+from annotator.services.notify import notify_project
 
 log = logging.getLogger(__name__)
 
@@ -424,30 +425,42 @@ def import_uploaded_files(
                 project=project, path=staged.path, fmt=fmt, evaluation=evaluation, user=user, annotated=annotated,
                 evaluation_share=evaluation_share,
             )
-        folder: Path | None = None
-        try:
-            with transaction.atomic():
-                job = ImportJob.objects.create(
-                    project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
-                    format=fmt, evaluation=evaluation, evaluation_share=evaluation_share,
-                    unannotated=annotated is False,
-                    filenames=[upload.name or "upload" for upload in files],
-                    total_bytes=staged.bytes, total_files=staged.files,
-                )
-                folder = root / f"job-{job.pk}"
-                shutil.rmtree(folder, ignore_errors=True)  # left by a database this data folder outlived
-                os.rename(workdir, folder)
-                job.staged_path = str(folder)
-                job.save(update_fields=["staged_path"])
-        except BaseException:
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
-            raise
+        job = queue_staged_import(
+            project=project, workdir=workdir, staged=staged, fmt=fmt, evaluation=evaluation, user=user,
+            annotated=annotated, evaluation_share=evaluation_share,
+            filenames=[upload.name or "upload" for upload in files],
+        )
         kept = True
         return job
     finally:
         if not kept:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def queue_staged_import(
+    *, project: Project, workdir: Path, staged: StagedUpload, fmt: str, evaluation: bool, user,
+    annotated: bool | None, evaluation_share: float, filenames: Sequence[str],
+) -> ImportJob:
+    """An :class:`ImportJob` for files staged under ``workdir/corpus``: ``workdir`` becomes the job's folder
+    (``DATA_DIR/uploads/job-ID``); on any problem it is removed and nothing is queued."""
+    folder: Path | None = None
+    try:
+        with transaction.atomic():
+            job = ImportJob.objects.create(
+                project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
+                format=fmt, evaluation=evaluation, evaluation_share=evaluation_share,
+                unannotated=annotated is False, filenames=list(filenames),
+                total_bytes=staged.bytes, total_files=staged.files,
+            )
+            folder = uploads_root() / f"job-{job.pk}"
+            shutil.rmtree(folder, ignore_errors=True)  # left by a database this data folder outlived
+            os.rename(workdir, folder)
+            job.staged_path = str(folder)
+            job.save(update_fields=["staged_path"])
+    except BaseException:
+        shutil.rmtree(folder if folder is not None and folder.exists() else workdir, ignore_errors=True)
+        raise
+    return job
 
 
 def _own_staged_folder(job: ImportJob) -> Path | None:
@@ -477,6 +490,7 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
 
     def progress(done: int, total: int) -> None:
         ImportJob.objects.filter(pk=job_id).update(done_files=done, total_files=total)
+        _announce(job, status=ImportJob.Status.RUNNING, done=done, total=total)
 
     try:
         if folder is None or not (folder / "corpus").is_dir():
@@ -507,3 +521,12 @@ def _finish(job_id: int, *, status: str, error: str = "", report: dict | None = 
     ImportJob.objects.filter(pk=job_id).update(
         status=status, error=error, report=report or {}, finished_at=timezone.now(), staged_path="",
     )
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is not None:
+        _announce(job, status=status, done=job.done_files, total=job.total_files)
+
+
+def _announce(job: ImportJob, *, status: str, done: int, total: int) -> None:
+    """The job's progress to the project's leads on its websocket (the job page shows it; no notice text)."""
+    notify_project(project_id=job.project_id, kind="import_progress", text="", leads_only=True,
+                   data={"job_id": job.pk, "status": status, "done": done, "total": total})

@@ -52,6 +52,11 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # POST without files: the form's 400 for those who may import.
     ("annotator:project-import", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
                                            "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # An upload's preview is its uploader's: one that does not exist, or is another's, answers 404.
+    ("annotator:project-import-preview", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                                  "other": (LOGIN, 404, 404, 404, 404, 404)},
+    ("annotator:project-import-preview", "POST"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                                   "other": (LOGIN, 404, 404, 404, 404, 404)},
     # A project's labels: for those who may change its settings (POST without an action: 400).
     ("annotator:project-labels", "GET"): {"own": (LOGIN, 404, 403, 403, 200, 200),
                                           "other": (LOGIN, 404, 404, 404, 404, 200)},

@@ -14,6 +14,7 @@ from annotator.models import Annotation, Document, Project
 from annotator.services.exports import export_corpus
 from annotator.services.imports import ImportRejected, import_path
 from tests.integration.conftest import MEDDOCAN, needs_meddocan
+from tests.integration.import_pages import upload_and_confirm
 
 pytestmark = pytest.mark.django_db
 
@@ -221,7 +222,7 @@ def test_upload_page_shows_the_error_and_imports_nothing(client, users, projects
     assert a.documents.count() == 0
     good = io.BytesIO(b'{"text": "uno"}\n{"text": "dos"}\n')
     good.name = "pool.jsonl"
-    response = client.post(f"/projects/{a.pk}/import/", {"format": "jsonl", "files": good})
+    response = upload_and_confirm(client, a.pk, {"format": "jsonl", "files": good})
     assert response.status_code == 302
     assert list(a.documents.values_list("status", flat=True)) == ["pool", "pool"]
 
@@ -318,7 +319,7 @@ def test_upload_page_refuses_a_brat_txt_without_its_ann_unless_text_only(client,
     assert "lone.txt: has no lone.ann beside it; " in response.content.decode()
     assert a.documents.count() == 0
     lone.seek(0)
-    response = client.post(f"/projects/{a.pk}/import/", {"format": "brat", "unannotated": "on", "files": lone})
+    response = upload_and_confirm(client, a.pk, {"format": "brat", "unannotated": "on", "files": lone})
     assert response.status_code == 302
     assert list(a.documents.values_list("external_id", "status")) == [("lone", "pool")]
     assert Annotation.objects.count() == 0

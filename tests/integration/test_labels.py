@@ -13,6 +13,7 @@ from annotator.services.projects import create_project, set_membership
 from annotator.services.queue import next_record
 from corpus.types import Document as CorpusDocument, Span
 from learning.models import ModelVersion, SilverSentence
+from tests.integration.import_pages import upload_and_confirm
 
 pytestmark = pytest.mark.django_db
 
@@ -308,7 +309,7 @@ def brat_upload(count: int):
 
 def test_an_import_sets_a_stratified_share_aside(users):
     project = create_project(name="Split", labels=["NAME", "PHONE", "EMAIL"], created_by=users["lead"])
-    response = client_of(users["lead"]).post(f"/projects/{project.pk}/import/", {
+    response = upload_and_confirm(client_of(users["lead"]), project.pk, {
         "format": "brat", "evaluation_percent": "20", "files": brat_upload(20)})
     assert response.status_code == 302, response.content.decode()[:2000]
     evaluation = Document.objects.filter(project=project, role=Document.Role.EVALUATION)
@@ -318,7 +319,7 @@ def test_an_import_sets_a_stratified_share_aside(users):
     assert held == {"NAME", "PHONE", "EMAIL"}
     # The same corpus, imported again into another project, is split the same way.
     again = create_project(name="Split again", labels=["NAME", "PHONE", "EMAIL"], created_by=users["lead"])
-    client_of(users["lead"]).post(f"/projects/{again.pk}/import/", {
+    upload_and_confirm(client_of(users["lead"]), again.pk, {
         "format": "brat", "evaluation_percent": "20", "files": brat_upload(20)})
     assert sorted(Document.objects.filter(project=again, role="evaluation").values_list("external_id", flat=True)) \
         == sorted(evaluation.values_list("external_id", flat=True))

@@ -391,15 +391,15 @@ def test_a_large_upload_is_imported_by_the_worker_with_progress(
         assert a.documents.count() == 120
         assert uploads_left(data_dir) == []
 
-        # The page: a redirect to the progress page, which polls while the job runs and stops when it ends.
+        # The page: confirming the preview leads to the progress page, whose status shows the job's end.
         client.force_login(users["lead"])
         bad = dict(files)
         bad["notes/zz-last.txt"], bad["notes/zz-last.ann"] = GOOD_TEXT, "T1\tNO_SUCH_LABEL 9 17\tAna Ruiz\n"
-        response = client.post(f"/projects/{a.pk}/import/", {"format": "brat", "files": named(zip_bytes(bad), "b.zip")})
-        assert response.status_code == 302
-        job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
-        assert response["Location"] == f"/projects/{a.pk}/imports/{job_id}/"
-        page = client.get(response["Location"]).content.decode()
+        response = post(api, a, named(zip_bytes(bad), "b.zip"), fmt="brat")  # the API has no preview
+        assert response.status_code == 202, response.content
+        job_id = response.json()["id"]
+        location = f"/projects/{a.pk}/imports/{job_id}/"
+        page = client.get(location).content.decode()
         assert "Import of b.zip" in page
         deadline = time.monotonic() + 120
         while ImportJob.objects.get(pk=job_id).status not in ("done", "failed") and time.monotonic() < deadline:
@@ -407,8 +407,8 @@ def test_a_large_upload_is_imported_by_the_worker_with_progress(
         job = ImportJob.objects.get(pk=job_id)
         assert job.status == "failed", worker.log()
         assert "NO_SUCH_LABEL" in job.error and "nothing was imported" in job.error
-        partial = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
-        assert 'id="import-job"' in partial and "hx-trigger" not in partial and "NO_SUCH_LABEL" in partial
+        partial = client.get(location, HTTP_HX_REQUEST="true").content.decode()
+        assert 'id="import-job"' in partial and 'data-status="failed"' in partial and "NO_SUCH_LABEL" in partial
         assert a.documents.count() == 120
         assert uploads_left(data_dir) == []
     finally:
