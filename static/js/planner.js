@@ -68,7 +68,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var band = curve[c[0]];
     traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.lower, line: {width: 0}, showlegend: false, hoverinfo: "skip"});
     traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.upper, line: {width: 0}, fill: "tonexty",
-      fillcolor: c[3], name: interpolate(gettext("%s 95 % band"), [c[1]]), hoverinfo: "skip"});
+      fillcolor: c[3], name: interpolate(gettext("%s (95-percent band)"), [c[1]]), hoverinfo: "skip"});
     traces.push({type: "scatter", mode: "lines", x: curve.alphas, y: band.value, name: interpolate(gettext("%s (fitted)"), [c[1]]),
       line: {color: c[2], width: 2.5}, hovertemplate: "%{y:.3f}<extra>" + c[1] + "</extra>"});
     traces.push({type: "scatter", mode: "markers", x: data.measured.map(function (p) { return p.documents; }),
