@@ -79,3 +79,16 @@ class Worker:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-6000:]
+
+
+def wait_for(predicate, timeout: float, worker: Worker | None, what: str):
+    """Poll ``predicate`` until it returns something true (returned) or ``timeout`` seconds pass (an
+    AssertionError, with the worker's log when there is one)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}"
+                         + (f"; worker log:\n{worker.log()}" if worker is not None else ""))

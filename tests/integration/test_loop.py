@@ -18,7 +18,7 @@ from annotator.services.notify import project_group
 from corpus.synthetic import generate_notes
 from learning.models import ModelVersion, RetrainJob
 from learning.services.retrain import train_and_rank
-from tests.integration.celery_worker import Worker
+from tests.integration.celery_worker import Worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,14 +60,7 @@ def loop_project(projects):
     return project, {note.name: note for note in notes[18:]}
 
 
-def _wait(predicate, timeout: float, worker: Worker, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; worker log:\n{worker.log()}")
+_wait = wait_for
 
 
 async def _received(layer, channel, *, until: tuple[str, int], timeout: float = 10.0) -> list[tuple]:

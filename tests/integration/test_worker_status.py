@@ -15,7 +15,7 @@ from annotator.models import Document
 from learning.models import RetrainJob
 from learning.services import jobs, workers
 from learning.tasks import enqueue
-from tests.integration.celery_worker import Worker
+from tests.integration.celery_worker import Worker, wait_for as _wait
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,16 +29,6 @@ def _status() -> dict:
 def _ours(worker: Worker) -> list[dict]:
     """The heartbeats of ``worker`` that status lists (a worker of an earlier test may still be listed)."""
     return [beat for beat in _status()["workers"] if beat["pid"] == worker.process.pid]
-
-
-def _wait(predicate, timeout: float, worker: Worker, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}; worker log:\n{worker.log()}")
 
 
 def test_status_shows_the_worker_the_queue_and_who_trained_and_scored_the_last_retrain(
