@@ -3,7 +3,7 @@
 Who may read what is decided in ``annotator.permissions``."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from itertools import groupby
@@ -20,9 +20,12 @@ from corpus.span_json import gold_spans, read_span, write_span
 from corpus.types import Document as CorpusDocument
 
 
-def _gold_rows(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool):
+def _gold_rows(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool,
+               statuses: Collection[str] | None = None):
     """The submitted annotations that may hold gold, grouped by document (in document order)."""
     rows = Annotation.objects.filter(document__project=project, state=Annotation.State.SUBMITTED)
+    if statuses is not None:
+        rows = rows.filter(document__status__in=list(statuses))
     if not include_evaluation:
         rows = rows.filter(document__role=Document.Role.POOL)
     if role is not None:
@@ -61,11 +64,12 @@ def gold_of(*, status: str, annotations: Sequence[tuple[str, list]], agreed_only
     return None
 
 
-def _with_gold(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool):
+def _with_gold(*, project: Project, include_evaluation: bool = True, role: str | None = None, with_text: bool,
+               statuses: Collection[str] | None = None):
     """(the record's first row, its gold's stored spans) for every record with gold under :func:`gold_of`."""
     agreed_only = project.awaiting_adjudication == Project.Awaiting.AGREED
     for _document_id, group in _gold_rows(project=project, include_evaluation=include_evaluation, role=role,
-                                          with_text=with_text):
+                                          with_text=with_text, statuses=statuses):
         group = list(group)
         spans = gold_of(status=group[0][1], annotations=[(row[2], row[3]) for row in group], agreed_only=agreed_only)
         if spans is not None:
@@ -73,20 +77,29 @@ def _with_gold(*, project: Project, include_evaluation: bool = True, role: str |
 
 
 def gold_documents(
-    *, project: Project, include_evaluation: bool = True, role: str | None = None
+    *, project: Project, include_evaluation: bool = True, role: str | None = None,
+    statuses: Collection[str] | None = None,
 ) -> list[CorpusDocument]:
     """One document per record with gold under :func:`gold_of`, without silver spans.
 
-    ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on).
+    ``role`` keeps one role only (pool documents to train on, evaluation documents to measure on);
+    ``statuses`` keeps the records in those statuses only (an export's choice).
     """
     return [CorpusDocument(text=text, spans=gold_spans(spans), name=external_id, meta=meta or {})
             for (_, _, _, _, external_id, text, meta), spans in _with_gold(
-                project=project, include_evaluation=include_evaluation, role=role, with_text=True)]
+                project=project, include_evaluation=include_evaluation, role=role, with_text=True,
+                statuses=statuses)]
 
 
 def gold_document_ids(*, project: Project, role: str | None = None) -> list[int]:
     """The ids of the records with gold under :func:`gold_of` (without reading their texts)."""
     return [row[0] for row, _ in _with_gold(project=project, role=role, with_text=False)]
+
+
+def gold_statuses(*, project: Project) -> list[tuple[str, str]]:
+    """(status, role) of every record with gold under :func:`gold_of` (without reading their texts)."""
+    return [(row[1], role) for role in Document.Role.values
+            for row, _ in _with_gold(project=project, role=role, with_text=False)]
 
 
 def project_overview(*, project: Project) -> dict:

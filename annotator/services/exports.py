@@ -5,6 +5,7 @@ import io
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Collection
 from pathlib import Path
 
 from corpus.formats import write_corpus
@@ -15,16 +16,20 @@ from annotator.services.audit import record_event
 EXPORT_FORMATS = ("jsonl", "brat", "conll", "i2b2xml")
 
 
-def export_corpus(*, project: Project, fmt: str, out: Path, user=None, include_evaluation: bool = True):
-    """Write the project's gold documents to ``out`` in ``fmt``; returns the writer's summary."""
+def export_corpus(
+    *, project: Project, fmt: str, out: Path, user=None, include_evaluation: bool = True,
+    statuses: Collection[str] | None = None,
+):
+    """Write the project's gold documents (of ``statuses`` only, when given) to ``out`` in ``fmt``; returns
+    the writer's summary."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
-    documents = gold_documents(project=project, include_evaluation=include_evaluation)
+    documents = gold_documents(project=project, include_evaluation=include_evaluation, statuses=statuses)
     summary = write_corpus(documents, Path(out), fmt)
-    record_event(
-        user=user, action=AuditEvent.Action.EXPORT, project=project,
-        detail={"format": fmt, "documents": summary.documents, "spans": summary.spans},
-    )
+    detail = {"format": fmt, "documents": summary.documents, "spans": summary.spans}
+    if statuses is not None:
+        detail.update(include_evaluation=include_evaluation, statuses=sorted(statuses))
+    record_event(user=user, action=AuditEvent.Action.EXPORT, project=project, detail=detail)
     return summary
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from annotator.models import Document
 from annotator.services.exports import EXPORT_FORMATS
 from deid.services.exports import EXPORT_CONCEALMENTS
 from deid.services.policy import POLICY_CHOICES
@@ -11,6 +12,7 @@ class ExportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=EXPORT_FORMATS)
     include_evaluation = serializers.BooleanField(default=True)
     conceal = serializers.ChoiceField(choices=EXPORT_CONCEALMENTS, default="none")
+    statuses = serializers.MultipleChoiceField(choices=Document.Status.values, required=False)
 
 
 class DeidentifyRequestSerializer(serializers.Serializer):

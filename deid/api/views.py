@@ -10,10 +10,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.models import Document
 from annotator.permissions import managed_project
 from annotator.services.exports import EXPORT_FORMATS
 from corpus.formats.errors import FormatError
 from deid.api import serializers
+from deid.selectors.export import export_refusals
 from deid.services.deidentify import NoModelError, deidentify_text
 from deid.services.exports import EXPORT_CONCEALMENTS, export_archive
 from deid.services.policy import DeidError
@@ -27,6 +29,8 @@ class ExportView(APIView):
             OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), required=True),
             OpenApiParameter("include_evaluation", bool, required=False),
             OpenApiParameter("conceal", str, enum=list(EXPORT_CONCEALMENTS), required=False),
+            OpenApiParameter("statuses", str, many=True, required=False, enum=list(Document.Status.values),
+                             description="records' statuses to export (repeat it); every record with gold without it"),
         ],
         responses={(200, "application/octet-stream"): bytes},
     )
@@ -34,10 +38,16 @@ class ExportView(APIView):
         project = managed_project(request.user, project_id)
         payload = serializers.ExportRequestSerializer(data=request.query_params)
         payload.is_valid(raise_exception=True)
+        choice = payload.validated_data
+        statuses = sorted(choice.get("statuses") or ()) or None  # none chosen: every record with gold
+        refusals = export_refusals(project=project, fmt=choice["format"], conceal=choice["conceal"],
+                                   include_evaluation=choice["include_evaluation"], statuses=statuses)
+        if refusals:
+            raise ValidationError(refusals)
         try:
             content, filename = export_archive(
-                project=project, fmt=payload.validated_data["format"], conceal=payload.validated_data["conceal"],
-                user=request.user, include_evaluation=payload.validated_data["include_evaluation"],
+                project=project, fmt=choice["format"], conceal=choice["conceal"], user=request.user,
+                include_evaluation=choice["include_evaluation"], statuses=statuses,
             )
         except (DeidError, FormatError) as error:
             raise ValidationError({"detail": str(error)}) from None

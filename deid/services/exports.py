@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,18 +71,20 @@ def conceal_documents(documents: list[Document], concealment: Concealment) -> tu
 
 def export_deidentified(
     *, project: Project, fmt: str, out: Path, conceal: str = "none", user=None, include_evaluation: bool = True,
+    statuses: Collection[str] | None = None,
 ) -> ExportResult:
-    """Write the project's gold documents to ``out`` in ``fmt``, concealed per ``conceal`` (``none``: as they
-    are), with the report beside them; audited as an export."""
+    """Write the project's gold documents (of ``statuses`` only, when given) to ``out`` in ``fmt``, concealed
+    per ``conceal`` (``none``: as they are), with the report beside them; audited as an export."""
     if fmt not in EXPORT_FORMATS:
         raise DeidError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     if conceal not in EXPORT_CONCEALMENTS:
         raise DeidError(f"unknown concealment {conceal!r}; choose one of {', '.join(EXPORT_CONCEALMENTS)}")
     if conceal == "none":
-        summary = export_plain(project=project, fmt=fmt, out=out, user=user, include_evaluation=include_evaluation)
+        summary = export_plain(project=project, fmt=fmt, out=out, user=user, include_evaluation=include_evaluation,
+                               statuses=statuses)
         return ExportResult(summary, None, None)
     concealment = Concealment(project, conceal)
-    documents = gold_documents(project=project, include_evaluation=include_evaluation)
+    documents = gold_documents(project=project, include_evaluation=include_evaluation, statuses=statuses)
     concealed, report = conceal_documents(documents, concealment)
     summary = write_corpus(concealed, Path(out), fmt)
     details = {
@@ -97,13 +100,15 @@ def export_deidentified(
     record_event(
         user=user, action=AuditEvent.Action.EXPORT, project=project,
         detail={"format": fmt, "conceal": conceal, "documents": summary.documents, "spans": summary.spans,
-                "policy": concealment.strategies(), "include_evaluation": include_evaluation},
+                "policy": concealment.strategies(), "include_evaluation": include_evaluation,
+                **({"statuses": sorted(statuses)} if statuses is not None else {})},
     )
     return ExportResult(summary, details, path)
 
 
 def export_archive(
     *, project: Project, fmt: str, conceal: str = "none", user=None, include_evaluation: bool = True,
+    statuses: Collection[str] | None = None,
 ) -> tuple[bytes, str]:
     """The export as bytes for a download: the plain JSONL as its file, anything else as a .zip of the folder
     written (data and, when concealed, ``report.json``)."""
@@ -114,10 +119,10 @@ def export_archive(
         if fmt == "jsonl" and conceal == "none":
             target = base / f"{stem}.jsonl"
             export_deidentified(project=project, fmt=fmt, out=target, conceal=conceal, user=user,
-                                include_evaluation=include_evaluation)
+                                include_evaluation=include_evaluation, statuses=statuses)
             return target.read_bytes(), target.name
         target = base / stem
         target.mkdir()
         export_deidentified(project=project, fmt=fmt, out=target, conceal=conceal, user=user,
-                            include_evaluation=include_evaluation)
+                            include_evaluation=include_evaluation, statuses=statuses)
         return zipped_folder(target), f"{stem}.zip"

@@ -219,7 +219,7 @@ def test_the_export_page_and_api_conceal_and_audit_for_leads_only(client, api_as
     page = client.get(f"/projects/{project.pk}/export/")
     assert page.status_code == 200 and 'name="conceal"' in page.content.decode()
     response = client.post(f"/projects/{project.pk}/export/", {"format": "brat", "conceal": "class",
-                                                               "include_evaluation": "on"})
+                                                               "include_evaluation": "on", "statuses": "submitted"})
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="A-brat-class.zip"'
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content) if response.streaming
