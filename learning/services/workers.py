@@ -35,10 +35,6 @@ HEARTBEAT_TTL = 12
 #: A worker stopped normally says so; one lost is remembered this long in the hash at most.
 FORGET_AFTER_SECONDS = 24 * 3600
 
-#: kombu's Redis transport keeps a queue's messages of priority P (P > 0) in the list "QUEUE\x06\x16P".
-_PRIORITY_SEPARATOR = "\x06\x16"
-_PRIORITY_STEPS = (3, 6, 9)
-
 _clients = threading.local()
 
 
@@ -128,16 +124,13 @@ def live_workers() -> list[dict[str, Any]]:
 
 
 def queue_lengths(queues: Iterable[str]) -> dict[str, int]:
-    """Messages waiting in each queue (all priorities), not counting those a worker has taken."""
-    client = _redis()
+    """Messages waiting in each queue, not counting those a worker has taken (the Redis list named after the
+    queue; no task here is sent with a priority, which kombu would keep in lists of their own)."""
     names = sorted(set(queues))
-    pipe = client.pipeline()
+    pipe = _redis().pipeline()
     for name in names:
-        for key in (name, *(f"{name}{_PRIORITY_SEPARATOR}{step}" for step in _PRIORITY_STEPS)):
-            pipe.llen(key)
-    counts = pipe.execute()
-    width = 1 + len(_PRIORITY_STEPS)
-    return {name: sum(counts[i * width:(i + 1) * width]) for i, name in enumerate(names)}
+        pipe.llen(name)
+    return dict(zip(names, pipe.execute()))
 
 
 # The heartbeat of a worker -----------------------------------------------------------------------------------

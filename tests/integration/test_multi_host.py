@@ -34,9 +34,10 @@ from corpus.synthetic import generate_notes
 from tests.integration import netns
 from tests.integration.celery_worker import wait_for
 
+_UNAVAILABLE = netns.unavailable()
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(netns.unavailable() is not None, reason=f"no hosts on this machine: {netns.unavailable()}"),
+    pytest.mark.skipif(_UNAVAILABLE is not None, reason=f"no hosts on this machine: {_UNAVAILABLE}"),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
