@@ -2,7 +2,9 @@
 answer on one port, and SIGTERM stops them all."""
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -36,6 +38,7 @@ def test_serve_runs_the_web_processes_on_one_port_and_stops_on_sigterm():
     env = {**os.environ, "DEIDLOOP_VAR": str(data), "DEIDLOOP_HOST": "127.0.0.1", "DEIDLOOP_PORT": str(port),
            "DEIDLOOP_WEB_WORKERS": "2", "DJANGO_SETTINGS_MODULE": "config.settings"}
     launcher = start_launcher(["serve"], env, data / "serve.log")
+    web: list[int] = []
     try:
         assert _answered(f"http://127.0.0.1:{port}/login/").status_code == 200
         web = _children(launcher.pid)
@@ -50,3 +53,7 @@ def test_serve_runs_the_web_processes_on_one_port_and_stops_on_sigterm():
         if launcher.poll() is None:
             launcher.kill()
             launcher.wait()
+        for pid in web:  # each in a session of its own: a killed launcher leaves them running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(data, ignore_errors=True)
