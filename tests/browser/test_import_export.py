@@ -1,0 +1,111 @@
+"""Import and export in a real browser, with a real worker: a lead uploads a brat folder as a zip, sees the
+preview with a label the project lacks, adds it, imports, watches a worker's progress reach 100 % (polled:
+the test server has no websocket), then exports the gold de-identified as CoNLL without the evaluation set."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+
+from annotator.models import AuditEvent, Document
+from annotator.services.projects import create_project
+from corpus.formats import write_corpus
+from corpus.synthetic import generate_notes
+from tests.browser.conftest import CHROMIUM, log_in, make_user, screenshot, wait_for_true
+from tests.integration.celery_worker import Worker
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def brat_zip(notes, folder: Path) -> bytes:
+    write_corpus(notes, folder, "brat")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.iterdir()):
+            archive.write(path, arcname=f"notes/{path.name}")
+    return buffer.getvalue()
+
+
+def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidentified_conll(
+        live_server, new_page, settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+    settings.DEIDLOOP_SYNC_IMPORT_BYTES = 1000  # this upload is imported by the worker
+    notes = generate_notes(12, seed=8)
+    counts: dict[str, int] = {}
+    for note in notes:
+        for span in note.spans:
+            counts[span.label] = counts.get(span.label, 0) + 1
+    missing = min(counts, key=lambda label: (counts[label], label))
+    lead = make_user("leo")
+    project = create_project(name="Wards", labels=sorted(set(counts) - {missing}), created_by=lead)
+    upload = brat_zip(notes, tmp_path / "notes")
+    assert len(upload) > 1000
+
+    worker = Worker(queue=django_settings.CELERY_TASK_DEFAULT_QUEUE, data_dir=settings.DATA_DIR,
+                    log_path=tmp_path / "worker.log").start()
+    try:
+        page = new_page()
+        log_in(page, live_server.url, lead.username, f"/projects/{project.pk}/import/")
+        page.select_option("select[name=format]", "brat")
+        page.fill("input[name=evaluation_percent]", "25")
+        page.set_input_files("input[name=files]", files=[
+            {"name": "notes.zip", "mimeType": "application/zip", "buffer": upload}])
+        page.click("#import-form button[type=submit]")
+        page.wait_for_url("**/import/preview/**")
+
+        # The preview: counts from the staged files, the unknown label with its spans; nothing imported yet.
+        assert page.inner_text('[data-count="records"]') == "12"
+        assert page.inner_text('[data-count="spans"]') == str(sum(counts.values()))
+        assert page.inner_text('[data-count="evaluation"]').startswith("3 ")
+        unknown = page.locator("[data-unknown]")
+        assert unknown.count() == 1
+        assert unknown.inner_text() == f"{missing}: {counts[missing]} span{'s' if counts[missing] != 1 else ''}"
+        screenshot(page, "import-preview-unknown-label")
+        assert Document.objects.filter(project=project).count() == 0
+
+        page.check("input[name=unknown_labels][value=add]")
+        page.click("#import-confirm button[value=import]")
+        page.wait_for_url(f"**/projects/{project.pk}/imports/**")
+        wait_for_true(page, "document.querySelector('#import-job [data-percent]') !== null && "
+                            "document.querySelector('#import-job [data-percent]').textContent.trim() === '100 %'",
+                      timeout=120_000)
+        assert page.locator("#import-job").get_attribute("data-status") == "done", worker.log()
+        screenshot(page, "import-progress-done")
+        assert Document.objects.filter(project=project).count() == 12
+        evaluation = Document.objects.filter(project=project, role=Document.Role.EVALUATION).count()
+        assert evaluation == 3
+        project.refresh_from_db()
+        assert project.labels[-1] == missing
+    finally:
+        worker.stop()
+
+    # Export: de-identified CoNLL, without the evaluation set.
+    page.goto(f"{live_server.url}/projects/{project.pk}/export/")
+    page.select_option("select[name=format]", "conll")
+    page.select_option("select[name=conceal]", "class")
+    page.uncheck("input[name=include_evaluation]")
+    with page.expect_download() as download_info:
+        page.click("#export-form button[type=submit]")
+    download = download_info.value
+    assert download.suggested_filename == "Wards-conll-class.zip"
+    archive = zipfile.ZipFile(download.path())
+    conll = archive.read("Wards-conll-class/corpus.conll").decode("utf-8")
+    assert conll.count("-DOCSTART-") == 12 - evaluation
+    pool_names = {note.name for note in notes} - set(
+        Document.objects.filter(project=project, role=Document.Role.EVALUATION).values_list("external_id", flat=True))
+    values = {note.text[s.start:s.end] for note in notes if note.name in pool_names for s in note.spans
+              if " " in note.text[s.start:s.end]}
+    tokens = {line.split("\t")[0] for line in conll.splitlines() if "\t" in line}
+    assert all(not set(value.split()) <= tokens for value in values if len(value.split()) > 1 and
+               all(len(word) > 3 for word in value.split()))  # multi-word PHI values are gone
+    event = AuditEvent.objects.filter(project=project, action=AuditEvent.Action.EXPORT).latest("id")
+    assert (event.user, event.detail["conceal"], event.detail["format"], event.detail["include_evaluation"]) == \
+        (lead, "class", "conll", False)
+    assert event.detail["documents"] == 12 - evaluation
+    assert page.script_errors == []
