@@ -1,5 +1,6 @@
 from django import forms
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import AuditEvent
 from annotator.services.imports import FORMATS, MAX_EVALUATION_SHARE

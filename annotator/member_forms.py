@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.forms import SetPasswordForm
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Membership
 from annotator.services.members import INVITATION, ONE_TIME_PASSWORD, MemberError

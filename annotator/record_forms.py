@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Document, Project
 from annotator.record_selectors import RecordFilters

@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
+from django.utils.translation import gettext
 
 from annotator.models import Project
 from annotator.signals import annotation_submitted, project_page_note, record_agreement, suggestion_completion
@@ -61,7 +62,8 @@ def first_model_training(sender, project, **kwargs) -> str | None:
         return None
     if not RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
         return None
-    return "First model training: until it is ready, records are handed out in random order, without suggestions."
+    return gettext("First model training: until it is ready, records are handed out in random order, without "
+                   "suggestions.")
 
 
 @receiver(suggestion_completion)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.forms import MultipleFileField
 from deid.services.policy import POLICY_CHOICES

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from learning.core.strategies import PRESETS
 

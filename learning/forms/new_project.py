@@ -3,7 +3,8 @@ and the loop's tagger and strategy with their defaults (their parameters are set
 from __future__ import annotations
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Project
 from annotator.schemas import (

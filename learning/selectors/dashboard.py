@@ -11,6 +11,8 @@ from typing import Any, Iterable, Sequence
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Document, Project
 from annotator.selectors import gold_document_ids
@@ -22,22 +24,22 @@ ALPHA = 0.05
 
 #: Learning-curve metrics: (key, label, section of the evaluation, score). Leakage has no section.
 METRICS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("entity_f1", "Entity F1", "entity", "f1"),
-    ("entity_p", "Entity precision", "entity", "p"),
-    ("entity_r", "Entity recall", "entity", "r"),
-    ("token_f1", "Token F1 (PHI vs not)", "token", "f1"),
-    ("token_p", "Token precision (PHI vs not)", "token", "p"),
-    ("token_r", "Token recall (PHI vs not)", "token", "r"),
-    ("leakage", "Leakage", "leakage", None),
+    ("entity_f1", _("Entity F1"), "entity", "f1"),
+    ("entity_p", _("Entity precision"), "entity", "p"),
+    ("entity_r", _("Entity recall"), "entity", "r"),
+    ("token_f1", _("Token F1 (PHI vs not)"), "token", "f1"),
+    ("token_p", _("Token precision (PHI vs not)"), "token", "p"),
+    ("token_r", _("Token recall (PHI vs not)"), "token", "r"),
+    ("leakage", _("Leakage"), "leakage", None),
 )
 #: The metrics the evaluation also reports per PHI type (entity level).
 PER_TYPE_METRICS = {"entity_f1": "f1", "entity_p": "p", "entity_r": "r"}
 #: Which mean curve of a simulation stands for a metric (simulations measure entity scores only).
 SIMULATION_SERIES = {"entity_f1": "f1_mean", "entity_p": "precision_mean", "entity_r": "recall_mean"}
 X_AXES: tuple[tuple[str, str], ...] = (
-    ("n_documents", "Training documents"),
-    ("n_tokens", "Training tokens"),
-    ("annotator_hours", "Annotator-hours"),
+    ("n_documents", _("Training documents")),
+    ("n_tokens", _("Training tokens")),
+    ("annotator_hours", _("Annotator-hours")),
 )
 #: Simulations shown on the dashboard (the newest first).
 RECENT_SIMULATIONS = 8
@@ -49,7 +51,7 @@ RECENT_SIMULATIONS = 8
 
 def metric_value(metrics: dict, key: str) -> float | None:
     """One learning-curve metric of an evaluation result (None when the model was not evaluated)."""
-    for name, _, section, score in METRICS:
+    for name, _label, section, score in METRICS:
         if name == key:
             if section == "leakage":
                 value = metrics.get("leakage")
@@ -133,13 +135,19 @@ def mcnemar_reading(version: ModelVersion) -> dict[str, Any] | None:
     previous_exists = bool(previous) and ModelVersion.objects.filter(pk=previous, project_id=version.project_id).exists()
     if pvalue < ALPHA and new_only != old_only:
         verdict = "better" if new_only > old_only else "worse"
-        headline = f"the new model is significantly {verdict} than the previous one at p < {ALPHA:g}"
+        headline = (gettext("the new model is significantly better than the previous one at p < %(alpha)s")
+                    if verdict == "better" else
+                    gettext("the new model is significantly worse than the previous one at p < %(alpha)s")
+                    ) % {"alpha": f"{ALPHA:g}"}
     else:
         verdict = "indistinguishable"
-        headline = f"the new model is not distinguishable from the previous one at p < {ALPHA:g}"
-    text = (f"Model #{version.pk} against model #{previous}: {headline} ({_p_text(pvalue)}, "
-            f"χ² = {float(test['statistic']):.2f}). {new_only} evaluation tokens are right only with the new model, "
-            f"{old_only} only with the previous one.")
+        headline = gettext("the new model is not distinguishable from the previous one at p < %(alpha)s") % {
+            "alpha": f"{ALPHA:g}"}
+    text = gettext("Model #%(version)s against model #%(previous)s: %(headline)s (%(p)s, χ² = %(statistic)s). "
+                   "%(new_only)s evaluation tokens are right only with the new model, %(old_only)s only with the "
+                   "previous one.") % {
+        "version": version.pk, "previous": previous, "headline": headline, "p": _p_text(pvalue),
+        "statistic": f"{float(test['statistic']):.2f}", "new_only": new_only, "old_only": old_only}
     return {
         "version": version.pk,
         "previous": previous,
@@ -308,9 +316,9 @@ def dashboard_state(*, project: Project, simulation_id: int | None = None) -> di
     chart_data = {
         "project": {"id": project.pk, "name": project.name},
         "points": points,
-        "metrics": [{"key": key, "label": label, "per_type": key in PER_TYPE_METRICS}
+        "metrics": [{"key": key, "label": str(label), "per_type": key in PER_TYPE_METRICS}
                     for key, label, *_ in METRICS],
-        "x_axes": [{"key": key, "label": label} for key, label in X_AXES],
+        "x_axes": [{"key": key, "label": str(label)} for key, label in X_AXES],
         "types": phi_types(project=project, points=points, simulations=overlays),
         "simulations": overlays,
         "overlay": _default_overlay(shown, done),
@@ -340,8 +348,9 @@ def per_type_rows(*, project: Project, metrics: dict) -> list[dict[str, Any]]:
 
 def metric_rows(metrics: dict) -> list[dict[str, Any]]:
     """Precision, recall and F1 of every level the evaluation reports."""
-    levels = (("entity", "Entity (exact span and type)"), ("entity_binary", "Entity (exact span, type ignored)"),
-              ("token", "Token (PHI vs not)"), ("token_type", "Token (same type)"))
+    levels = (("entity", gettext("Entity (exact span and type)")),
+              ("entity_binary", gettext("Entity (exact span, type ignored)")),
+              ("token", gettext("Token (PHI vs not)")), ("token_type", gettext("Token (same type)")))
     return [{"key": key, "label": label, **metrics[key]} for key, label in levels if key in metrics]
 
 
