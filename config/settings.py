@@ -246,6 +246,8 @@ DEIDLOOP_MAX_UPLOAD_ENTRIES = int(os.environ.get("DEIDLOOP_MAX_UPLOAD_ENTRIES", 
 DEIDLOOP_MAX_COMPRESSION_RATIO = float(os.environ.get("DEIDLOOP_MAX_COMPRESSION_RATIO", "100"))
 # Uploads unpacking to more than this are imported by a worker (with progress), not in the web request.
 DEIDLOOP_SYNC_IMPORT_BYTES = int(os.environ.get("DEIDLOOP_SYNC_IMPORT_BYTES", str(4 * 1024 * 1024)))
+# An export of more records than this is made by a worker, its progress shown; smaller ones in the request.
+DEIDLOOP_SYNC_EXPORT_RECORDS = int(os.environ.get("DEIDLOOP_SYNC_EXPORT_RECORDS", "5000"))
 # De-identification: the API refuses (400) a text larger than this; the page hands text or files larger than
 # the second (or several files) to a worker, with progress and a download.
 DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES = int(os.environ.get("DEIDLOOP_DEIDENTIFY_MAX_TEXT_BYTES", str(1024 * 1024)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,8 @@ from deid.services.policy import POLICY_CHOICES, Concealment, DeidError
 #: ``none`` (the plain gold standard) or a policy of :data:`deid.services.policy.POLICY_CHOICES`.
 EXPORT_CONCEALMENTS = ("none", *POLICY_CHOICES)
 REPORT_NAME = "report.json"
+#: ``progress(done, total)``: records concealed so far, of how many.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,16 @@ def write_report(path: Path, report: dict) -> None:
         handle.write("\n")
 
 
-def conceal_documents(documents: list[Document], concealment: Concealment) -> tuple[list[Document], ConcealReport]:
-    """Each document concealed, with its spans at their new offsets; the reports added up."""
+def conceal_documents(
+    documents: list[Document], concealment: Concealment, progress: Progress | None = None,
+) -> tuple[list[Document], ConcealReport]:
+    """Each document concealed, with its spans at their new offsets; the reports added up.
+    ``progress(done, total)`` is called about every hundredth document."""
     concealed, total = [], ConcealReport()
-    for document in documents:
+    step = max(1, len(documents) // 100)
+    for index, document in enumerate(documents):
+        if progress is not None and index % step == 0:
+            progress(index, len(documents))
         try:
             result = conceal(document.text, document.spans, concealment.policy,
                              concealment.for_document(document.name, document.meta), eponym_guard=concealment.guard)
@@ -71,7 +79,7 @@ def conceal_documents(documents: list[Document], concealment: Concealment) -> tu
 
 def export_deidentified(
     *, project: Project, fmt: str, out: Path, conceal: str = "none", user=None, include_evaluation: bool = True,
-    statuses: Collection[str] | None = None,
+    statuses: Collection[str] | None = None, progress: Progress | None = None,
 ) -> ExportResult:
     """Write the project's gold documents (of ``statuses`` only, when given) to ``out`` in ``fmt``, concealed
     per ``conceal`` (``none``: as they are), with the report beside them; audited as an export."""
@@ -85,7 +93,7 @@ def export_deidentified(
         return ExportResult(summary, None, None)
     concealment = Concealment(project, conceal)
     documents = gold_documents(project=project, include_evaluation=include_evaluation, statuses=statuses)
-    concealed, report = conceal_documents(documents, concealment)
+    concealed, report = conceal_documents(documents, concealment, progress)
     summary = write_corpus(concealed, Path(out), fmt)
     details = {
         "project": project.name, "format": fmt, "conceal": conceal, "policy": concealment.strategies(),
@@ -108,7 +116,7 @@ def export_deidentified(
 
 def export_archive(
     *, project: Project, fmt: str, conceal: str = "none", user=None, include_evaluation: bool = True,
-    statuses: Collection[str] | None = None,
+    statuses: Collection[str] | None = None, progress: Progress | None = None,
 ) -> tuple[bytes, str]:
     """The export as bytes for a download: the plain JSONL as its file, anything else as a .zip of the folder
     written (data and, when concealed, ``report.json``)."""
@@ -119,10 +127,10 @@ def export_archive(
         if fmt == "jsonl" and conceal == "none":
             target = base / f"{stem}.jsonl"
             export_deidentified(project=project, fmt=fmt, out=target, conceal=conceal, user=user,
-                                include_evaluation=include_evaluation, statuses=statuses)
+                                include_evaluation=include_evaluation, statuses=statuses, progress=progress)
             return target.read_bytes(), target.name
         target = base / stem
         target.mkdir()
         export_deidentified(project=project, fmt=fmt, out=target, conceal=conceal, user=user,
-                            include_evaluation=include_evaluation, statuses=statuses)
+                            include_evaluation=include_evaluation, statuses=statuses, progress=progress)
         return zipped_folder(target), f"{stem}.zip"

@@ -73,6 +73,11 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     # POST: these projects have no gold, so there is nothing to export: the form's 400 for those who may.
     ("deid:export", "POST"): {"own": (LOGIN, 404, 403, 403, 400, 400),
                               "other": (LOGIN, 404, 404, 404, 404, 400)},
+    # An export made by a worker is its asker's: one that does not exist, or is another's, answers 404.
+    ("deid:export-job", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                 "other": (LOGIN, 404, 404, 404, 404, 404)},
+    ("deid:export-job-download", "GET"): {"own": (LOGIN, 404, 403, 403, 404, 404),
+                                          "other": (LOGIN, 404, 404, 404, 404, 404)},
     # The document handed to the annotator: the other annotator may not read it.
     ("annotator:document-detail", "GET"): {"own": (LOGIN, 404, 200, 404, 200, 200),
                                            "other": (LOGIN, 404, 404, 404, 404, 200)},

@@ -1,20 +1,28 @@
 """The export page's form against the real database: every combination of format, concealment, evaluation
 set and records' statuses is either produced (a download, audited with what it held) or refused next to the
-field it concerns, writing nothing and auditing nothing; the REST export refuses the same combinations."""
+field it concerns, writing nothing and auditing nothing; the REST export refuses the same combinations; a long
+export is a worker's job whose progress reaches the leads' socket and whose download is audited."""
 from __future__ import annotations
 
+import asyncio
+import io
 import itertools
 import re
+import zipfile
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.test import Client
 
 from annotator.models import AuditEvent, Document
 from annotator.services.imports import import_documents
+from annotator.services.notify import leads_group
 from annotator.services.projects import create_project
 from corpus.synthetic import generate_notes
 from corpus.types import Document as CorpusDocument
 from corpus.types import Span
+from deid.services.export_jobs import run_export_job
 
 pytestmark = pytest.mark.django_db
 
@@ -140,3 +148,57 @@ def test_annotators_may_not_export(users, gold):
     annotator.force_login(users["annotator"])
     assert post(annotator, gold, fmt="jsonl").status_code == 403
     assert not AuditEvent.objects.filter(project=gold, action=AuditEvent.Action.EXPORT).exists()
+
+
+def test_a_long_export_is_a_job_whose_progress_reaches_the_leads_socket_and_whose_download_is_audited(
+        users, gold, settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+    settings.DEIDLOOP_SYNC_EXPORT_RECORDS = 3
+    client = lead(users)
+    response = post(client, gold, fmt="conll", conceal="class", evaluation=False)
+    assert response.status_code == 302 and f"/projects/{gold.pk}/export/jobs/" in response["Location"]
+    token = response["Location"].rstrip("/").rsplit("/", 1)[1]
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-status="queued"' in page and 'data-kind="export_progress"' in page and "js/job_progress.js" in page
+    assert not AuditEvent.objects.filter(project=gold, action=AuditEvent.Action.EXPORT).exists()
+
+    layer = get_channel_layer()
+    leads_channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(leads_group(gold.pk), leads_channel)
+    try:
+        assert run_export_job(project_id=gold.pk, token=token).status == "done"  # what the worker runs
+
+        async def until_finished():  # one event loop: the layer buffers a channel's messages per loop
+            received = []
+            while not received or received[-1]["data"]["status"] in ("queued", "running"):
+                received.append(await asyncio.wait_for(layer.receive(leads_channel), timeout=10))
+            return received
+
+        messages = async_to_sync(until_finished)()
+    finally:
+        async_to_sync(layer.group_discard)(leads_group(gold.pk), leads_channel)
+    assert {m["kind"] for m in messages} == {"export_progress"} and all(m["text"] == "" for m in messages)
+    assert all(m["data"]["job_id"] == token for m in messages)
+    assert [m["data"]["done"] for m in messages] == sorted(m["data"]["done"] for m in messages)
+    assert (messages[-1]["data"]["status"], messages[-1]["data"]["done"], messages[-1]["data"]["total"]) == ("done", 5, 5)
+    made = AuditEvent.objects.get(project=gold, action=AuditEvent.Action.EXPORT)
+    assert (made.user, made.detail["documents"], made.detail["conceal"]) == (users["lead"], 5, "class")
+
+    partial = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
+    assert 'data-status="done"' in partial and "100 %" in partial and 'id="export-download"' in partial
+    download_url = f"/projects/{gold.pk}/export/jobs/{token}/download/"
+    other = Client()
+    other.force_login(users["admin"])
+    assert other.get(download_url).status_code == 404 and other.get(response["Location"]).status_code == 404
+    annotator = Client()
+    annotator.force_login(users["annotator"])
+    assert annotator.get(download_url).status_code == 403
+    assert AuditEvent.objects.filter(project=gold, action=AuditEvent.Action.EXPORT).count() == 1
+    download = client.get(download_url)
+    assert download.status_code == 200
+    assert download["Content-Disposition"] == 'attachment; filename="A-conll-class.zip"'
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert archive.read("A-conll-class/corpus.conll").decode().count("-DOCSTART-") == 5
+    downloaded = AuditEvent.objects.filter(project=gold, action=AuditEvent.Action.EXPORT).latest("id")
+    assert (downloaded.user, downloaded.detail["download"], downloaded.detail["export_job"]) == \
+        (users["lead"], "A-conll-class.zip", token)

@@ -229,4 +229,4 @@ def test_a_large_upload_becomes_a_job_whose_progress_reaches_the_leads_socket(us
     assert Document.objects.filter(project=project).count() == 5
     assert staged(data_dir) == []
     page = client.get(f"/projects/{project.pk}/imports/{job.pk}/").content.decode()
-    assert "100 %" in page and 'data-socket="/ws/projects/' in page and "js/import_job.js" in page
+    assert "100 %" in page and 'data-socket="/ws/projects/' in page and "js/job_progress.js" in page

@@ -1,15 +1,16 @@
-// The import job page: follow the worker's progress over the project's websocket (notices of kind
-// "import_progress" for this job), and poll the status once a second while the socket is down.
+// A job's page (an import, an export): follow the worker's progress over the project's websocket (notices
+// of the kind in data-kind for the job in data-job), and poll the status once a second while the socket is
+// down. The status partial is a section with data-status, a <progress>, [data-percent] and [data-done].
 (function () {
   "use strict";
-  var root = document.getElementById("import-follow");
+  var root = document.getElementById("job-follow");
   if (!root) return;
-  var jobId = Number(root.dataset.job);
+  var jobId = root.dataset.job;
   var live = false;
   var timer = null;
 
   function finished() {
-    var box = root.querySelector("#import-job");
+    var box = root.querySelector("[data-status]");
     return box && box.dataset.status !== "queued" && box.dataset.status !== "running";
   }
 
@@ -31,7 +32,7 @@
   }
 
   function show(message) {
-    var box = root.querySelector("#import-job");
+    var box = root.querySelector("[data-status]");
     var bar = box && box.querySelector("progress");
     if (!bar) return;
     var total = Math.max(1, Number(message.total) || 0);
@@ -41,8 +42,8 @@
     box.dataset.status = "running";
     var percent = box.querySelector("[data-percent]");
     if (percent) percent.textContent = Math.round(100 * done / total) + " %";
-    var files = box.querySelector("[data-files]");
-    if (files) files.textContent = done + " of " + total + " files read";
+    var count = box.querySelector("[data-done]");
+    if (count) count.textContent = done + " / " + total;
   }
 
   startPolling();
@@ -57,7 +58,7 @@
       startPolling();
     },
     message: function (message) {
-      if (message.type !== "notice" || message.kind !== "import_progress" || message.job_id !== jobId) return;
+      if (message.type !== "notice" || message.kind !== root.dataset.kind || String(message.job_id) !== jobId) return;
       if (message.status === "running") show(message);
       else refresh();  // done or failed: the report or the error
     },
