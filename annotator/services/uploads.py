@@ -504,16 +504,19 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
             user=job.created_by, source=f"{job.format}:{path.name}", evaluation_share=job.evaluation_share,
         )
     except USER_INPUT_ERRORS as error:
-        _finish(job_id, status=ImportJob.Status.FAILED, error=str(error))
+        outcome = {"status": ImportJob.Status.FAILED, "error": str(error)}
     except Exception:
         log.exception("import job %s failed", job_id)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         _finish(job_id, status=ImportJob.Status.FAILED, error="the import failed on the server; nothing was imported")
         raise
     else:
-        _finish(job_id, status=ImportJob.Status.DONE, report=report.as_dict())
+        outcome = {"status": ImportJob.Status.DONE, "report": report.as_dict()}
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+    _finish(job_id, **outcome)  # once the staged folder is gone: a finished job holds no files
     return ImportJob.objects.get(pk=job_id)
 
 
