@@ -18,18 +18,20 @@ def _range_messages(param: Param) -> dict[str, str]:
     low, high = param.minimum, param.maximum
     if low is not None and high is not None:
         bounds = gettext("%(name)s must be between %(low)s and %(high)s") % {
-            "name": param.label, "low": _number(low), "high": _number(high)}
+            "name": gettext(param.label), "low": _number(low), "high": _number(high)}
         return {"min_value": bounds, "max_value": bounds}
     if low is not None:
-        return {"min_value": gettext("%(name)s must be at least %(low)s") % {"name": param.label, "low": _number(low)}}
+        return {"min_value": gettext("%(name)s must be at least %(low)s") % {"name": gettext(param.label), "low": _number(low)}}
     if high is not None:
-        return {"max_value": gettext("%(name)s must be at most %(high)s") % {"name": param.label, "high": _number(high)}}
+        return {"max_value": gettext("%(name)s must be at most %(high)s") % {"name": gettext(param.label), "high": _number(high)}}
     return {}
 
 
 def field_for(param: Param, *, initial: Any = None) -> forms.Field:
     """The form field of ``param``, showing ``initial`` (its default when None)."""
-    common = {"label": param.label, "help_text": param.help, "initial": param.default if initial is None else initial}
+    # The core describes a setting in English; learning.forms.parameter_texts marks those texts for translation.
+    common = {"label": gettext(param.label), "help_text": gettext(param.help),
+              "initial": param.default if initial is None else initial}
     if param.type is bool:
         return forms.BooleanField(required=False, **common)
     if param.choices:

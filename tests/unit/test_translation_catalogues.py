@@ -82,3 +82,17 @@ def test_the_catalogues_hold_every_message_makemessages_extracts(tmp_path):
         shipped = {entry.msgid for entry in catalogue(domain) if not entry.obsolete}
         assert sorted(extracted - shipped) == [], f"{domain}.po lacks these messages: run makemessages and translate"
         assert sorted(shipped - extracted) == [], f"{domain}.po holds messages nothing uses any more"
+
+
+def test_every_setting_of_the_learning_core_is_marked_for_translation():
+    from learning.core.costs import MEASURED_ROI_PARAMETERS
+    from learning.core.registry import TAGGERS, tagger_class
+    from learning.core.self_training import POLICY_PARAMETERS
+    from learning.core.strategies import _KINDS
+    from learning.forms.parameter_texts import PARAMETER_TEXTS
+
+    params = [param for kind in TAGGERS for param in tagger_class(kind).PARAMETERS]
+    params += [param for _, kind_params in _KINDS.values() for param in kind_params]
+    params += [*MEASURED_ROI_PARAMETERS, *POLICY_PARAMETERS]
+    assert len(params) > 20
+    assert {text for param in params for text in (param.label, param.help)} == set(PARAMETER_TEXTS)
