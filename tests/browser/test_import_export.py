@@ -1,6 +1,7 @@
 """Import and export in a real browser, with a real worker: a lead uploads a brat folder as a zip, sees the
 preview with a label the project lacks, adds it, imports, watches a worker's progress reach 100 % (polled:
-the test server has no websocket), then exports the gold de-identified as CoNLL without the evaluation set."""
+the test server has no websocket), then exports the gold de-identified as CoNLL without the evaluation set,
+made by the worker too, and downloads it."""
 from __future__ import annotations
 
 import io
@@ -82,16 +83,24 @@ def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidenti
         assert evaluation == 3
         project.refresh_from_db()
         assert project.labels[-1] == missing
+
+        # Export: de-identified CoNLL, without the evaluation set; more records than a request makes at once.
+        settings.DEIDLOOP_SYNC_EXPORT_RECORDS = 5
+        page.goto(f"{live_server.url}/projects/{project.pk}/export/")
+        page.select_option("select[name=format]", "conll")
+        page.select_option("select[name=conceal]", "class")
+        page.uncheck("input[name=include_evaluation]")
+        page.click("#export-form button[type=submit]")
+        page.wait_for_url(f"**/projects/{project.pk}/export/jobs/**")
+        wait_for_true(page, "document.querySelector('#export-job [data-percent]') !== null && "
+                            "document.querySelector('#export-job [data-percent]').textContent.trim() === '100 %'",
+                      timeout=120_000)
+        assert page.locator("#export-job").get_attribute("data-status") == "done", worker.log()
+        screenshot(page, "export-progress-done")
     finally:
         worker.stop()
-
-    # Export: de-identified CoNLL, without the evaluation set.
-    page.goto(f"{live_server.url}/projects/{project.pk}/export/")
-    page.select_option("select[name=format]", "conll")
-    page.select_option("select[name=conceal]", "class")
-    page.uncheck("input[name=include_evaluation]")
     with page.expect_download() as download_info:
-        page.click("#export-form button[type=submit]")
+        page.click("#export-download")
     download = download_info.value
     assert download.suggested_filename == "Wards-conll-class.zip"
     archive = zipfile.ZipFile(download.path())
@@ -104,8 +113,9 @@ def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidenti
     tokens = {line.split("\t")[0] for line in conll.splitlines() if "\t" in line}
     assert all(not set(value.split()) <= tokens for value in values if len(value.split()) > 1 and
                all(len(word) > 3 for word in value.split()))  # multi-word PHI values are gone
-    event = AuditEvent.objects.filter(project=project, action=AuditEvent.Action.EXPORT).latest("id")
-    assert (event.user, event.detail["conceal"], event.detail["format"], event.detail["include_evaluation"]) == \
+    made, downloaded = AuditEvent.objects.filter(project=project, action=AuditEvent.Action.EXPORT).order_by("id")
+    assert (made.user, made.detail["conceal"], made.detail["format"], made.detail["include_evaluation"]) == \
         (lead, "class", "conll", False)
-    assert event.detail["documents"] == 12 - evaluation
+    assert made.detail["documents"] == 12 - evaluation
+    assert (downloaded.user, downloaded.detail["download"]) == (lead, "Wards-conll-class.zip")
     assert page.script_errors == []
