@@ -33,6 +33,14 @@ def brat_zip(notes, folder: Path) -> bytes:
     return buffer.getvalue()
 
 
+def watch_to_the_end(page, box: str, worker: Worker) -> None:
+    """Wait until the job page's progress (``box``: its status section) shows 100 % and the job is done."""
+    percent = f"document.querySelector('{box} [data-percent]')"
+    wait_for_true(page, f"{percent} !== null && {percent}.textContent.trim() === '100 %'", timeout=120_000)
+    assert page.locator(box).get_attribute("data-status") == "done", worker.log()
+    screenshot(page, f"{box.lstrip('#')}-done")
+
+
 def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidentified_conll(
         live_server, new_page, settings, tmp_path):
     settings.DATA_DIR = tmp_path / "data"
@@ -73,11 +81,7 @@ def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidenti
         page.check("input[name=unknown_labels][value=add]")
         page.click("#import-confirm button[value=import]")
         page.wait_for_url(f"**/projects/{project.pk}/imports/**")
-        wait_for_true(page, "document.querySelector('#import-job [data-percent]') !== null && "
-                            "document.querySelector('#import-job [data-percent]').textContent.trim() === '100 %'",
-                      timeout=120_000)
-        assert page.locator("#import-job").get_attribute("data-status") == "done", worker.log()
-        screenshot(page, "import-progress-done")
+        watch_to_the_end(page, "#import-job", worker)
         assert Document.objects.filter(project=project).count() == 12
         evaluation = Document.objects.filter(project=project, role=Document.Role.EVALUATION).count()
         assert evaluation == 3
@@ -92,11 +96,7 @@ def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidenti
         page.uncheck("input[name=include_evaluation]")
         page.click("#export-form button[type=submit]")
         page.wait_for_url(f"**/projects/{project.pk}/export/jobs/**")
-        wait_for_true(page, "document.querySelector('#export-job [data-percent]') !== null && "
-                            "document.querySelector('#export-job [data-percent]').textContent.trim() === '100 %'",
-                      timeout=120_000)
-        assert page.locator("#export-job").get_attribute("data-status") == "done", worker.log()
-        screenshot(page, "export-progress-done")
+        watch_to_the_end(page, "#export-job", worker)
     finally:
         worker.stop()
     with page.expect_download() as download_info:
