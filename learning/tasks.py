@@ -160,10 +160,10 @@ def shard_failed(job_id: int, attempt: int, rescues: int = 0) -> None:
 
 @shared_task(name="learning.refit")
 def refit(project_id: int) -> str:
-    """Fit the project's tagger from zero, at a low priority, for its next retrain to continue from (a
-    repeated or concurrent message finds the base waiting, or the refit under way, and does nothing)."""
-    artifact = cold_refit.fit_base(project_id)
-    return "nothing to do" if artifact is None else "base fitted"
+    """Start fitting the project's tagger from zero, in a low-priority process of its own, for its next
+    retrain to continue from (a repeated or concurrent message finds the base waiting, or the refit under way,
+    and does nothing)."""
+    return "started" if cold_refit.start(project_id) else "nothing to do"
 
 
 @shared_task(name="learning.recover_jobs")

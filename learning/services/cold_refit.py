@@ -5,22 +5,27 @@ that the model never drifts far from what a fit from zero would give, the tagger
 cold fit every so often (``CRFTagger.cold_fit_due``). Fitting hundreds of records from zero takes a minute or
 more, and a retrain that did it would hold the next record's ranking that long. The live loop's CRF therefore
 refits in the background (``cold_refit="background"``): the retrain stays warm and asks for a *base* — a
-tagger of the same settings fitted from zero on the gold of that moment, by a worker, at a low CPU priority
-so that it yields to the loop's own work — and the next retrain continues from the base instead of the
-current model, fitting warm on whatever gold arrived meanwhile.
+tagger of the same settings fitted from zero on the gold of that moment — and the next retrain continues
+from the base instead of the current model, fitting warm on whatever gold arrived meanwhile.
 
-At most one base is fitted per project at a time (a PostgreSQL advisory lock), and none while one is waiting
-to be used; a base is used once. A base that fails verification, or whose settings are no longer the
-project's, is deleted unused.
+The fit runs in a process of its own (``manage.py fit_base``), started by a worker task that returns at once
+(:func:`start`): it never holds one of the worker's pool processes, which score the loop's shards, and it runs
+at a low CPU priority (nice :data:`BACKGROUND_NICENESS`), so that it yields to the loop's own work. It belongs
+to the worker's process group, so it ends with the worker.
+
+At most one base is fitted per project at a time (a PostgreSQL advisory lock, checked before a process is
+started and taken by the process), and none while one is waiting to be used; a base is used once. A base that
+fails verification, or whose settings are no longer the project's, is deleted unused.
 """
 from __future__ import annotations
 
 import logging
-import os
-import threading
+import subprocess
+import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
+from django.conf import settings
 from django.db import connection
 
 from annotator.models import Document, Project
@@ -30,16 +35,33 @@ from learning.services import jobs, model_store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BACKGROUND_NICENESS", "fit_base", "same_settings", "take_base"]
+__all__ = ["BACKGROUND_NICENESS", "fit_base", "same_settings", "start", "take_base"]
 
-#: How much a background fit yields the CPU to the loop's retrains and scoring (a thread's nice value).
+#: How much a background fit yields the CPU to the loop's retrains and scoring (its process's nice value).
 BACKGROUND_NICENESS = 10
 #: The first key of the advisory lock that one refit of a project holds (the second is the project's id).
 _LOCK_CLASS = 0x6465_6964  # 'deid'
 
 
+def start(project_id: int) -> bool:
+    """Start a process that fits the project's base (``manage.py fit_base``), unless a base is waiting or a
+    refit of the project is under way; returns at once, whether one was started."""
+    if model_store.base_models(project_id) or _refit_under_way(project_id):
+        return False
+    # A shell that starts the fit in the background and exits: the fit is nobody's child to wait for (no
+    # zombie in the worker), and stays in the worker's process group.
+    command = " ".join([
+        "nice", "-n", str(BACKGROUND_NICENESS), sys.executable, str(settings.BASE_DIR / "manage.py"), "fit_base",
+        "--project", str(int(project_id)),
+    ])
+    subprocess.run(["sh", "-c", f"{command} &"], check=True, cwd=settings.BASE_DIR, stdin=subprocess.DEVNULL)
+    log.info("project %s: fitting a base model from zero in the background", project_id)
+    return True
+
+
 def fit_base(project_id: int, *, seed: int = 0) -> str | None:
-    """Fit the project's tagger from zero on its pool gold and keep it as the base of the next retrain.
+    """Fit the project's tagger from zero on its pool gold and keep it as the base of the next retrain (in
+    this process: :func:`start` runs it in one of its own).
 
     Returns the base's artifact, or None when there is nothing to do: another refit of the project is under
     way, a base is already waiting, the project's tagger does not refit in the background, or it has no gold.
@@ -54,7 +76,10 @@ def fit_base(project_id: int, *, seed: int = 0) -> str | None:
         gold = gold_documents(project=project, role=Document.Role.POOL)
         if not gold:
             return None
-        tagger = _at_low_priority(lambda: factory().fit(gold))
+        tagger = factory().fit(gold)
+        jobs.drop_broken_connection()  # a database restarted during the fit: the next query reconnects
+        if model_store.base_models(project_id):  # the lock went with a restart, and another refit won
+            return None
         artifact = model_store.save_base(project_id, tagger)
     log.info("project %s: base model fitted from zero on %s documents", project_id, len(gold))
     return artifact
@@ -93,6 +118,14 @@ def _settings(tagger: Any) -> dict[str, Any]:
     return {name: value for name, value in tagger.get_params().items() if name != "feature_cache"}
 
 
+def _refit_under_way(project_id: int) -> bool:
+    """Whether some process holds the project's refit lock now."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                       "AND classid = %s AND objid = %s AND objsubid = 2)", [_LOCK_CLASS, project_id])
+        return bool(cursor.fetchone()[0])
+
+
 @contextmanager
 def _project_lock(project_id: int) -> Iterator[bool]:
     """Whether this process holds the project's refit lock, for the block's duration (released when the
@@ -109,26 +142,3 @@ def _project_lock(project_id: int) -> Iterator[bool]:
                     cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_CLASS, project_id])
             except jobs.TRANSIENT_DB_ERRORS:  # the database restarted meanwhile: the lock went with it
                 jobs.drop_broken_connection()
-
-
-def _at_low_priority(work: Callable[[], Any]) -> Any:
-    """``work()`` run in a thread of its own whose nice value is ``BACKGROUND_NICENESS`` (Linux schedules
-    threads one by one; the thread ends with the work, so the process keeps its own priority)."""
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
-        except (AttributeError, OSError):  # not Linux: the fit runs at the process's priority
-            pass
-        try:
-            outcome["value"] = work()
-        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
-            outcome["error"] = error
-
-    thread = threading.Thread(target=run, name="cold-refit", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 
 from annotator.models import PoolScore, Ranking
 from annotator.services.imports import import_documents
@@ -81,7 +82,7 @@ def test_a_retrain_continues_from_the_current_model_unless_the_settings_changed(
 
 def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues_from_it(seeded):
     from learning import tasks
-    from learning.services import model_store
+    from learning.services import cold_refit, model_store
 
     project, _ = seeded
     project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
@@ -95,10 +96,12 @@ def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues
     assert (fit["kind"], fit["continued_from"], fit["cold_fit_due"]) == ("warm", "current", True)
     assert RetrainJob.objects.get(model_version=first).result["fit"]["cold_fit_due"] is False
 
-    assert tasks.refit(project.pk) == "base fitted"
-    [base] = model_store.base_models(project.pk)
+    base = cold_refit.fit_base(project.pk)
+    assert model_store.base_models(project.pk) == [base]
     assert model_store.read(base, project_id=project.pk).fit_kind_ == "cold"
-    assert tasks.refit(project.pk) == "nothing to do" and model_store.base_models(project.pk) == [base]
+    # A base waiting: nothing more is fitted, nor a process started to fit one.
+    assert cold_refit.fit_base(project.pk) is None and tasks.refit(project.pk) == "nothing to do"
+    assert model_store.base_models(project.pk) == [base]
 
     import_documents(project=project, documents=notes[3:6], annotated=True)
     third = train_and_rank(project=project)
@@ -110,8 +113,7 @@ def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues
 
 def test_a_base_changed_where_it_is_kept_or_of_other_settings_is_dropped_unused(seeded):
     from annotator.artifact_store import get_store
-    from learning import tasks
-    from learning.services import model_store
+    from learning.services import cold_refit, model_store
 
     project, _ = seeded
     project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
@@ -128,10 +130,31 @@ def test_a_base_changed_where_it_is_kept_or_of_other_settings_is_dropped_unused(
     assert RetrainJob.objects.get(model_version=version).result["fit"]["continued_from"] == "current"
     assert model_store.base_models(project.pk) == []
 
-    assert tasks.refit(project.pk) == "base fitted"
+    assert cold_refit.fit_base(project.pk) is not None
     project.tagger = {"kind": "crf", "params": {"refit_every": 1, "c2": 0.2}}  # settings changed meanwhile
     project.save(update_fields=["tagger"])
     import_documents(project=project, documents=notes[3:6], annotated=True)
     version = train_and_rank(project=project)
     assert RetrainJob.objects.get(model_version=version).result["fit"]["kind"] == "cold"
     assert model_store.base_models(project.pk) == []
+
+
+def test_no_refit_starts_while_another_process_holds_the_projects_refit_lock(seeded):
+    from learning.services import cold_refit, model_store
+
+    project, _ = seeded
+    project.tagger = {"kind": "crf", "params": {"refit_every": 1}}
+    project.save(update_fields=["tagger"])
+    train_and_rank(project=project)
+    other = connections.create_connection("default")  # another process's session
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [cold_refit._LOCK_CLASS, project.pk])
+            assert cursor.fetchone()[0]
+        assert cold_refit._refit_under_way(project.pk)
+        assert cold_refit.start(project.pk) is False and cold_refit.fit_base(project.pk) is None
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [cold_refit._LOCK_CLASS, project.pk])
+    finally:
+        other.close()
+    assert not cold_refit._refit_under_way(project.pk) and model_store.base_models(project.pk) == []
