@@ -414,7 +414,8 @@ print(json.dumps({{
     "pool_left": Document.objects.filter(project=project, role="pool", status="pool").count(),
     "jobs": [{{"id": j.id, "reason": j.reason, "status": j.status, "attempt": j.attempt,
                "created": iso(j.created_at), "started": iso(j.started_at), "trained": iso(j.trained_at),
-               "finished": iso(j.finished_at), "error": j.error[:300]}}
+               "finished": iso(j.finished_at), "error": j.error[:300], "fit": j.result.get("fit"),
+               "train_seconds": j.result.get("train_seconds"), "documents": j.result.get("n_documents")}}
              for j in RetrainJob.objects.filter(project=project).order_by("id")],
     "models": [{{"id": m.id, "created": iso(m.created_at), "documents": m.n_documents,
                  "train_seconds": m.train_seconds, "scoring_seconds": m.scoring_seconds}}
@@ -634,6 +635,10 @@ def figures(run: Run, faults: list[Fault], stored: dict, begin: float, baseline:
         "retrains_requested": len(jobs),
         "retrain_jobs_by_status": job_status,
         "retrain_jobs_retried": sum(job["attempt"] > 1 for job in jobs),
+        # How each retrain fitted (cold or warm, continued from the current model or a base) and how long it took.
+        "retrain_fits": [[job["id"], job["attempt"], (job["fit"] or {}).get("kind"),
+                          (job["fit"] or {}).get("continued_from"), job["documents"],
+                          None if job["train_seconds"] is None else round(job["train_seconds"], 1)] for job in jobs],
         "retrain_errors": [f"#{job['id']}: {job['error']}" for job in jobs if job["error"]][:5],
         "models_published": len(published_in_run),
         "model_interval_before_faults_s": round(statistics.median(gaps), 1) if gaps else None,
