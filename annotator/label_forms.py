@@ -15,9 +15,9 @@ class _OfLabel(forms.Form):
 class AddLabelForm(forms.Form):
     action = "add"
     name = forms.CharField(max_length=LABEL_NAME_MAX, label=_("New label"))
-    colour = forms.CharField(max_length=7, widget=forms.TextInput(attrs={"type": "color"}),
+    colour = forms.CharField(max_length=7, widget=forms.TextInput(attrs={"type": "color"}), label=_("Colour"),
                              help_text=_("offered: a colour no other label has"))
-    key = forms.CharField(required=False, max_length=1, widget=forms.TextInput(attrs={"size": 2}),
+    key = forms.CharField(required=False, max_length=1, widget=forms.TextInput(attrs={"size": 2}), label=_("Key"),
                           help_text=_("offered: the first key no other label uses; empty: none"))
 
 

@@ -22,8 +22,8 @@ SORT_CHOICES = [
 class RecordFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label=_("Search"),
                         widget=forms.TextInput(attrs={"type": "search", "placeholder": "#number, name or text"}))
-    status = forms.ChoiceField(required=False, choices=[("", _("any status"))] + Document.Status.choices)
-    role = forms.ChoiceField(required=False, choices=[("", _("pool and evaluation"))] + Document.Role.choices)
+    status = forms.ChoiceField(required=False, label=_("Status"), choices=[("", _("any status"))] + Document.Status.choices)
+    role = forms.ChoiceField(required=False, label=_("Role"), choices=[("", _("pool and evaluation"))] + Document.Role.choices)
     annotator = forms.ChoiceField(required=False, label=_("Annotated by"))
     label = forms.ChoiceField(required=False, label=_("Label"))
     sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label=_("Sort by"))

@@ -17,7 +17,7 @@ class DeidentifyForm(forms.Form):
         help_text=_("UTF-8 .txt files, a .jsonl file (a text per line) or a .zip of a folder (brat: .ann files are "
                   "ignored). Large inputs are de-identified in the background, with progress and a download."),
     )
-    policy = forms.ChoiceField(choices=[(name, name) for name in POLICY_CHOICES], initial="project",
+    policy = forms.ChoiceField(label=_("Policy"), choices=[(name, name) for name in POLICY_CHOICES], initial="project",
                                help_text=_("one strategy for every label, or the project's settings"))
     recall_bias = forms.FloatField(
         required=False, min_value=0.01, max_value=100, label=_("Recall bias β"),

@@ -9,27 +9,27 @@ from deid.core.conceal import STRATEGIES
 from deid.services.policy import default_strategies, project_strategies
 
 STRATEGY_HELP = {
-    "keep": "left as written",
-    "pseudo": "a realistic surrogate (Eva → Mary)",
-    "class": "the label in brackets ([NAME])",
-    "mask": "letters → X, digits → 9",
-    "remove": "every sentence holding it is deleted",
+    "keep": _("left as written"),
+    "pseudo": _("a realistic surrogate (Eva → Mary)"),
+    "class": _("the label in brackets ([NAME])"),
+    "mask": _("letters → X, digits → 9"),
+    "remove": _("every sentence holding it is deleted"),
 }
 PREFIX = "conceal__"
 
 
 class PolicyForm(forms.Form):
     surrogate_scope = forms.ChoiceField(
-        choices=[("document", "per document"), ("project", "per project")],
+        label=_("Surrogate scope"), choices=[("document", _("per document")), ("project", _("per project"))],
         help_text=_("Pseudo: one surrogate per value within each document (documents cannot be linked), or within "
                   "the whole project."),
     )
     age_bucket = forms.IntegerField(
-        required=False, min_value=1, max_value=150,
+        required=False, min_value=1, max_value=150, label=_("Age bucket"),
         help_text=_("Pseudo: ages of this many years or more become '90+' (empty: keep every age)."),
     )
     review_confidence = forms.FloatField(
-        min_value=0, max_value=1,
+        min_value=0, max_value=1, label=_("Review confidence"),
         help_text=_("De-identified spans the model is less sure of than this are listed in the report for review."),
     )
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Document, Project
 from annotator.selectors import gold_document_ids, gold_documents, project_overview
@@ -44,10 +46,10 @@ MIN_CURVE_POINTS = 3
 MAX_ALPHA = 10_000_000
 
 POLICY_NAMES: dict[str, str] = {
-    Policy.TRADITIONAL.value: "Traditional",
-    Policy.SAFE_FORWARD.value: "Safe-forward",
-    Policy.ATTACK_FORWARD.value: "Attack-forward",
-    Policy.ATTACK_BACK.value: "Attack-back",
+    Policy.TRADITIONAL.value: _("Traditional"),
+    Policy.SAFE_FORWARD.value: _("Safe-forward"),
+    Policy.ATTACK_FORWARD.value: _("Attack-forward"),
+    Policy.ATTACK_BACK.value: _("Attack-back"),
 }
 
 _CURVE_CHART_POINTS = 160
@@ -257,9 +259,11 @@ def _verdict(result: ReleasePlan, annotated: int) -> dict[str, Any]:
     safe = result.outcomes[Policy.SAFE_FORWARD.value]
     if safe.best_alpha is not None and safe.should_share:
         more = safe.best_alpha - annotated
-        when = "now" if more == 0 else f"after annotating {more} more document{'s' if more != 1 else ''}"
-        return {"share": True, "title": f"Share {when}", "alpha": safe.best_alpha}
-    return {"share": False, "title": "Do not share", "alpha": None}
+        title = gettext("Share now") if more == 0 else ngettext(
+            "Share after annotating %(more)s more document", "Share after annotating %(more)s more documents", more,
+        ) % {"more": more}
+        return {"share": True, "title": title, "alpha": safe.best_alpha}
+    return {"share": False, "title": gettext("Do not share"), "alpha": None}
 
 
 def _when_not_to_share(result: ReleasePlan) -> list[str]:
@@ -267,40 +271,41 @@ def _when_not_to_share(result: ReleasePlan) -> list[str]:
     alphas, attacks = result.alphas, result.attacker_attacks
     sentences = []
     if all(attacks):
-        sentences.append(
-            f"The attacker's best attack pays at every α from {alphas[0]} to {alphas[-1]} annotated documents: "
+        sentences.append(gettext(
+            "The attacker's best attack pays at every α from %(first)s to %(last)s annotated documents: "
             "whatever you annotate within the budget, a release invites an attack."
-        )
+        ) % {"first": alphas[0], "last": alphas[-1]})
     elif not any(attacks):
-        sentences.append(
-            f"The attacker is deterred at every α from {alphas[0]} to {alphas[-1]}: no attack on this release "
+        sentences.append(gettext(
+            "The attacker is deterred at every α from %(first)s to %(last)s: no attack on this release "
             "pays, so the only question is whether sharing pays you."
-        )
+        ) % {"first": alphas[0], "last": alphas[-1]})
     else:
         safe = [alpha for alpha, attacked in zip(alphas, attacks) if not attacked]
         if all(attacked for alpha, attacked in zip(alphas, attacks) if alpha < safe[0]) and not any(
             attacked for alpha, attacked in zip(alphas, attacks) if alpha >= safe[0]
         ):
             k = alphas.index(safe[0]) - 1
-            sentences.append(
-                f"Do not share before {safe[0]} documents are annotated: below that the attacker's best attack "
-                f"pays (at α = {alphas[k]} it would annotate {result.attacker_documents[k]} of the shared "
-                f"documents and gain {result.attacker_gains[k]:,.2f})."
-            )
+            sentences.append(gettext(
+                "Do not share before %(safe)s documents are annotated: below that the attacker's best attack "
+                "pays (at α = %(alpha)s it would annotate %(documents)s of the shared documents and gain %(gain)s)."
+            ) % {"safe": safe[0], "alpha": alphas[k], "documents": result.attacker_documents[k],
+                 "gain": f"{result.attacker_gains[k]:,.2f}"})
         else:
             attacked = ", ".join(str(alpha) for alpha, hit in zip(alphas, attacks) if hit)
-            sentences.append(f"Do not share at these α, where the attacker's best attack pays: {attacked}.")
+            sentences.append(gettext("Do not share at these α, where the attacker's best attack pays: %(alphas)s.")
+                             % {"alphas": attacked})
     for key, outcome in result.outcomes.items():
         if key == Policy.TRADITIONAL.value or outcome.should_share:
             continue
         name = POLICY_NAMES[key]
         if outcome.best_alpha is None:
-            sentences.append(f"Under {name}, never share: there is no α at which it would.")
+            sentences.append(gettext("Under %(policy)s, never share: there is no α at which it would.") % {"policy": name})
         else:
-            sentences.append(
-                f"Under {name}, do not share: its best payoff ({outcome.best_payoff:,.2f}) is not above 0, "
-                "what keeping the documents is worth."
-            )
+            sentences.append(gettext(
+                "Under %(policy)s, do not share: its best payoff (%(payoff)s) is not above 0, what keeping the "
+                "documents is worth."
+            ) % {"policy": name, "payoff": f"{outcome.best_payoff:,.2f}"})
     return sentences
 
 
@@ -322,7 +327,7 @@ def _chart(
         curves[name] = {"value": estimate.value.tolist(), "lower": estimate.lower.tolist(),
                         "upper": estimate.upper.tolist(), "method": curve.method}
     return {
-        "policies": POLICY_NAMES,
+        "policies": {key: str(name) for key, name in POLICY_NAMES.items()},
         "plan": result.as_dict(),
         "curve": {"alphas": dense.tolist(), **curves, "last_measured": precision_curve.last_measured},
         "measured": [{"documents": p.documents, "precision": p.precision, "recall": p.recall, "version": p.version_id}

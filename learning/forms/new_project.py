@@ -15,7 +15,7 @@ from learning.core.registry import TAGGERS
 from learning.forms.loop import TAGGER_LABELS
 from learning.selectors.measured_costs import strategy_choices
 
-LANGUAGES = [("es", "Spanish"), ("en", "English"), ("sv", "Swedish")]
+LANGUAGES = [("es", _("Spanish")), ("en", _("English")), ("sv", _("Swedish"))]
 #: Empty label rows the form offers (rows left without a name are ignored).
 LABEL_ROWS = 8
 
@@ -68,16 +68,16 @@ def label_rows(data=None) -> BaseLabelRows:
 
 
 class NewProjectForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    language = forms.ChoiceField(choices=LANGUAGES, initial="es", help_text=_("the records' language"))
+    name = forms.CharField(max_length=200, label=_("Name"))
+    description = forms.CharField(required=False, label=_("Description"), widget=forms.Textarea(attrs={"rows": 2}))
+    language = forms.ChoiceField(choices=LANGUAGES, initial="es", label=_("Language"), help_text=_("the records' language"))
     schema = forms.ChoiceField(
         label=_("Label schema"), choices=[(CUSTOM, "Custom: the labels below")] + [(name, name) for name in PRESETS],
         initial=CUSTOM,
         help_text=_("A preset's labels, then any you add below; or only yours. Labels can be renamed, added and "
                   "deleted later on the project's Labels page."),
     )
-    tagger = forms.ChoiceField(choices=[(kind, TAGGER_LABELS.get(kind, kind)) for kind in TAGGERS],
+    tagger = forms.ChoiceField(label=_("Tagger"), choices=[(kind, TAGGER_LABELS.get(kind, kind)) for kind in TAGGERS],
                                initial=Project._meta.get_field("tagger").default()["kind"],
                                help_text=_("its parameters are on the loop page once the project exists"))
     strategy = forms.ChoiceField(label=_("Query strategy"), choices=strategy_choices(),
