@@ -24,6 +24,8 @@ RUN pip install -r requirements/torch.txt --index-url https://download.pytorch.o
 
 COPY --from=browser-assets /assets/node_modules ./node_modules
 COPY . .
+# The Spanish interface: its .mo files are built here, never committed (polib, no GNU gettext needed).
+RUN python -m config.i18n
 
 # Run unprivileged; the data folder belongs to that user so a fresh named volume inherits its owner.
 RUN useradd --system --create-home --home-dir /home/deidloop deidloop \
