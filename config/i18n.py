@@ -5,6 +5,7 @@ the launcher compiles before it runs anything (``python -m config.i18n`` does it
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import polib
@@ -19,7 +20,10 @@ def compile_catalogues(locale_dir: Path = LOCALE_DIR) -> list[Path]:
         mo_path = po_path.with_suffix(".mo")
         if mo_path.exists() and mo_path.stat().st_mtime >= po_path.stat().st_mtime:
             continue
-        polib.pofile(str(po_path)).save_as_mofile(str(mo_path))
+        # Written aside, then renamed: a process starting beside this one never reads half a file.
+        partial = mo_path.with_name(f".{mo_path.name}.{os.getpid()}")
+        polib.pofile(str(po_path)).save_as_mofile(str(partial))
+        os.replace(partial, mo_path)
         written.append(mo_path)
     return written
 
