@@ -16,6 +16,16 @@
   var STAGES = {queued: gettext("Queued"), training: gettext("Training"), scoring: gettext("Scoring"),
     done: gettext("Done"), failed: gettext("Failed")};
 
+  // The server's sentence is English; the ones built from the message's figures are in the page's language.
+  function progressText(message) {
+    if (message.stage === "queued") return gettext("A retrain is queued.");
+    if (message.stage === "failed") return gettext("The retrain failed; the current model and ranking stay in place.");
+    if (message.stage === "scoring" && message.total) {
+      return interpolate(gettext("Scored %(done)s of %(total)s pool records…"), {done: message.done, total: message.total}, true);
+    }
+    return message.text;
+  }
+
   function show(message) {
     var box = root.querySelector("#retrain-progress");
     if (!box) return;
@@ -23,7 +33,7 @@
     box.hidden = false;
     root.querySelector("[data-progress-stage]").textContent =
       STAGES[message.stage] || message.stage.charAt(0).toUpperCase() + message.stage.slice(1);
-    root.querySelector("[data-progress-text]").textContent = message.text;
+    root.querySelector("[data-progress-text]").textContent = progressText(message);
     if (message.stage === "queued" || message.stage === "failed") bar.value = 0;
     else if (message.stage === "training") bar.value = 5;
     else if (message.stage === "scoring" && message.total) bar.value = 10 + Math.round(90 * message.done / message.total);
