@@ -51,10 +51,12 @@
   window.deidloopFollow(root.dataset.socket, {
     open: function () {
       live = true;
-      refresh();  // what happened while the socket was down
+      // What happened while the socket was down; data-live says the page now follows the socket.
+      refresh().then(function () { if (live) root.dataset.live = "true"; });
     },
     lost: function () {
       live = false;
+      root.dataset.live = "false";
       startPolling();
     },
     message: function (message) {

@@ -1,7 +1,7 @@
 """Import and export in a real browser, with a real worker: a lead uploads a brat folder as a zip, sees the
 preview with a label the project lacks, adds it, imports, watches a worker's progress reach 100 % (polled:
 the test server has no websocket), then exports the gold de-identified as CoNLL without the evaluation set,
-made by the worker too, and downloads it."""
+made by the worker too, and downloads it; and a job page that follows its notices on the websocket."""
 from __future__ import annotations
 
 import io
@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from annotator.models import AuditEvent, Document
+from annotator.models import AuditEvent, Document, ImportJob
 from annotator.services.projects import create_project
 from corpus.formats import write_corpus
 from corpus.synthetic import generate_notes
 from tests.browser.conftest import CHROMIUM, log_in, make_user, screenshot, wait_for_true
+from tests.browser.test_workbench import FAKE_WEBSOCKET
 from tests.integration.celery_worker import Worker
 
 pytestmark = [
@@ -118,4 +119,39 @@ def test_a_lead_previews_adds_a_label_imports_with_progress_and_exports_deidenti
         (lead, "class", "conll", False)
     assert made.detail["documents"] == 12 - evaluation
     assert (downloaded.user, downloaded.detail["download"]) == (lead, "Wards-conll-class.zip")
+    assert page.script_errors == []
+
+
+def test_the_import_job_page_follows_its_notices_on_the_socket(live_server, new_page):
+    lead = make_user("lina")
+    project = create_project(name="Live", labels=["NAME"], created_by=lead)
+    job = ImportJob.objects.create(project=project, created_by=lead, format="brat", status=ImportJob.Status.RUNNING,
+                                   done_files=2, total_files=10, filenames=["notes.zip"])
+    page = new_page()
+    page.add_init_script(FAKE_WEBSOCKET)  # the live server speaks HTTP only
+    log_in(page, live_server.url, lead.username, f"/projects/{project.pk}/imports/{job.pk}/")
+    percent = page.locator("#import-job [data-percent]")
+    assert percent.inner_text() == "20 %"
+    wait_for_true(page, "document.getElementById('job-follow').dataset.live === 'true'")
+    assert page.evaluate("window.__socket.url") == f"{live_server.url.replace('http', 'ws')}/ws/projects/{project.pk}/"
+
+    def notice(job_id: int, status: str, done: int) -> None:
+        message = {"type": "notice", "kind": "import_progress", "text": "", "job_id": job_id, "status": status,
+                   "done": done, "total": 10}
+        page.evaluate("message => window.__socket.dispatchEvent(new MessageEvent('message', "
+                      "{data: JSON.stringify(message)}))", message)
+
+    notice(job.pk, "running", 5)
+    assert percent.inner_text() == "50 %"
+    assert page.locator("#import-job progress").evaluate("bar => [bar.value, bar.max]") == [5, 10]
+    notice(job.pk + 1, "running", 9)  # another job's progress leaves this page as it is
+    assert percent.inner_text() == "50 %"
+
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=ImportJob.Status.DONE, done_files=10,
+        report={"created": 10, "annotated": 10, "spans": 40, "duplicates": 0, "evaluation": 0})
+    notice(job.pk, "done", 10)  # the page fetches the report
+    wait_for_true(page, "document.querySelector('#import-job').dataset.status === 'done'")
+    assert percent.inner_text() == "100 %"
+    assert "Imported 10 documents (10 annotated, 40 spans)" in page.inner_text("#import-job")
     assert page.script_errors == []
