@@ -197,6 +197,11 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     ("password_change", "GET"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
     # An empty form is shown again with its errors.
     ("password_change", "POST"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
+    # --- the interface's language: the navigation's picker and the scripts' translations, for everyone -----------
+    # Without a language chosen, the picker changes nothing and sends the browser back to the site's root.
+    ("set_language", "GET"): {ANY: (302, 302, 302, 302, 302, 302)},
+    ("set_language", "POST"): {ANY: (302, 302, 302, 302, 302, 302)},
+    ("javascript-catalog", "GET"): {ANY: (200, 200, 200, 200, 200, 200)},
     ("api-token", "GET"): {ANY: (405, 405, 405, 405, 405, 405)},
     # No credentials in the body: 400 with the reason, for everyone (the endpoint needs no session).
     ("api-token", "POST"): {ANY: (400, 400, 400, 400, 400, 400)},
