@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 
 from celery import chord, shared_task
-from celery.signals import worker_init, worker_ready, worker_shutdown
+from celery.signals import task_received, worker_init, worker_ready, worker_shutdown
 from django.db import connections
 
 from annotator.selectors import submission_count
@@ -256,6 +256,14 @@ def _recover_on_start(sender=None, **kwargs) -> None:
     recover_jobs.delay()
     _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers)
     _heartbeat.start()
+
+
+@task_received.connect
+def _beat_on_taking_a_task(sender=None, **kwargs) -> None:
+    """The heartbeat names a task as soon as the worker takes it from the broker: a worker lost with a shard
+    it had just taken has that shard scored again at once (see ``_resume_work_of_lost_workers``)."""
+    if _heartbeat is not None:
+        _heartbeat.wake()
 
 
 @worker_shutdown.connect

@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 3
 HEARTBEAT_TTL = 12
 
+#: How long after taking a task a worker writes its heartbeat.
+WAKE_DELAY_SECONDS = 0.1
+
 #: A worker stopped normally says so; one lost is remembered this long in the hash at most.
 FORGET_AFTER_SECONDS = 24 * 3600
 
@@ -190,8 +193,13 @@ class Heartbeat(threading.Thread):
         super().__init__(name="deidloop-heartbeat", daemon=True)
         self.consumer, self.on_lost = consumer, on_lost
         self.started_at = now_iso()
-        self.stopping = threading.Event()
+        self.stopping, self.woken = threading.Event(), threading.Event()
         self.published_since: float | None = None
+
+    def wake(self) -> None:
+        """Write the heartbeat now rather than at the next beat: the worker took a task, and should it die
+        with it, its last heartbeat must name it."""
+        self.woken.set()
 
     def beat(self) -> None:
         try:
@@ -219,10 +227,15 @@ class Heartbeat(threading.Thread):
                 self.beat()
             except Exception as error:  # noqa: BLE001 - see the class's docstring
                 log.warning("could not write the worker's heartbeat (will retry): %s", error)
-            self.stopping.wait(max(0.0, HEARTBEAT_SECONDS - (time.monotonic() - started)))
+            if self.woken.wait(max(0.0, HEARTBEAT_SECONDS - (time.monotonic() - started))):
+                # Woken as the worker takes a task (Celery's task_received comes just before the task is
+                # listed among the reserved ones), and often several at once: write the heartbeat a moment later.
+                self.stopping.wait(WAKE_DELAY_SECONDS)
+                self.woken.clear()
 
     def stop(self) -> None:
         self.stopping.set()
+        self.woken.set()
         self.join(timeout=HEARTBEAT_SECONDS + 5)
         try:
             withdraw(socket.gethostname(), os.getpid())

@@ -124,7 +124,8 @@ class Network:
         return host
 
     def close(self) -> None:
-        """Stop what every host still runs (SIGTERM, then SIGKILL), then remove the namespaces and the bridge."""
+        """Stop what every host still runs (SIGTERM to each process group, then SIGKILL to the groups and to
+        whatever else is left in the namespace), then remove the namespaces and the bridge."""
         running = [process for host in self.hosts for process in host.processes if process.poll() is None]
         for process in running:
             try:
@@ -146,6 +147,12 @@ class Network:
                 try:
                     process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
+                    pass
+            # Anything they started in a group of its own (the launcher's web processes) is still in the namespace.
+            for pid in _ip("netns", "pids", host.namespace, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
                     pass
             _ip("netns", "del", host.namespace, check=False)  # its veth pair goes with it
         _ip("link", "del", self.bridge, check=False)

