@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.utils.translation import gettext_lazy as _
+
 from annotator.models import Project
 from annotator.selectors import cost_records
 from learning.core.costs import VALUE_SECONDS, CostFit, fit_costs, measured_roi_params
@@ -16,7 +18,7 @@ ROI_FALLBACK = "ROI_2"
 
 def strategy_choices() -> list[tuple[str, str]]:
     """(value, label) pairs for a strategy field: the presets of ALGORITHMS.md §1 and measured ROI."""
-    return [(name, name) for name in PRESETS] + [(ROI_MEASURED, "ROI (measured costs)")]
+    return [(name, name) for name in PRESETS] + [(ROI_MEASURED, _("ROI (measured costs)"))]
 
 
 def _fit(rows: list[dict]) -> CostFit | None:
