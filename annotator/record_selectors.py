@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.utils.translation import gettext
 
 from annotator.models import Annotation, AnnotationRevision, AuditEvent, Document, Project
 from annotator.permissions import Can, allows, annotations_for, documents_for
@@ -117,7 +118,7 @@ def open_correction(*, annotation: Annotation) -> dict | None:
     revision = annotation.revisions.order_by("-created_at", "-id").first()
     if revision is None or revision.kind != AnnotationRevision.Kind.SENT_BACK:
         return None
-    return {"note": revision.note, "by": revision.username or "a lead", "when": revision.created_at}
+    return {"note": revision.note, "by": revision.username or gettext("a lead"), "when": revision.created_at}
 
 
 def _changes(before: list[dict] | None, after: list[dict], text: str) -> list[dict]:
