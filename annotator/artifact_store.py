@@ -98,7 +98,14 @@ class LocalStore:
         return self.path(name).is_file()
 
     def delete(self, name: str) -> None:
-        self.path(name).unlink(missing_ok=True)
+        path = self.path(name)
+        path.unlink(missing_ok=True)
+        # The folders the name made, once empty (a job's own folder), go too; the top folder of a kind stays.
+        for folder in list(path.parents)[:len(PurePosixPath(name).parts) - 2]:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty, or gone
+                break
 
     def names(self, prefix: str) -> list[str]:
         folder, _, start = prefix.rpartition("/")

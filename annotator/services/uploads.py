@@ -10,8 +10,10 @@ archive stops it. Any problem raises :class:`UploadError` naming the file, and t
 nothing is imported (the import reads only what staging wrote).
 
 Uploads that unpack to more than ``DEIDLOOP_SYNC_IMPORT_BYTES`` are not imported in the request: they are
-kept under ``DATA_DIR/uploads/job-ID`` and an :class:`~annotator.models.ImportJob` is created for a worker
-(``annotator.tasks``), which imports them with progress (:func:`run_import_job`).
+kept in the artifact store (``uploads/job-ID/corpus.zip``: a file under ``DATA_DIR``, or rows of PostgreSQL,
+which a worker on another host reaches) and an :class:`~annotator.models.ImportJob` is created for a worker
+(``annotator.tasks``), which unpacks them into a scratch folder of its own and imports them with progress
+(:func:`run_import_job`).
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.artifact_store import ArtifactMissing, get_folder, get_store, put_folder
 from annotator.models import ImportJob, Project
 from annotator.services.notify import notify_project
 
@@ -441,9 +444,9 @@ def queue_staged_import(
     *, project: Project, workdir: Path, staged: StagedUpload, fmt: str, evaluation: bool, user,
     annotated: bool | None, evaluation_share: float, filenames: Sequence[str],
 ) -> ImportJob:
-    """An :class:`ImportJob` for files staged under ``workdir/corpus``: ``workdir`` becomes the job's folder
-    (``DATA_DIR/uploads/job-ID``); on any problem it is removed and nothing is queued."""
-    folder: Path | None = None
+    """An :class:`ImportJob` for files staged under ``workdir/corpus``: they are kept in the artifact store
+    (``uploads/job-ID/corpus.zip``), where a worker on any host reads them, and ``workdir`` is removed; on any
+    problem nothing is queued."""
     try:
         with transaction.atomic():
             job = ImportJob.objects.create(
@@ -452,25 +455,16 @@ def queue_staged_import(
                 unannotated=annotated is False, filenames=list(filenames),
                 total_bytes=staged.bytes, total_files=staged.files,
             )
-            folder = uploads_root() / f"job-{job.pk}"
-            shutil.rmtree(folder, ignore_errors=True)  # left by a database this data folder outlived
-            os.rename(workdir, folder)
-            job.staged_path = str(folder)
+            job.staged_path = _staged_name(job.pk)
+            put_folder(job.staged_path, workdir / "corpus")
             job.save(update_fields=["staged_path"])
-    except BaseException:
-        shutil.rmtree(folder if folder is not None and folder.exists() else workdir, ignore_errors=True)
-        raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     return job
 
 
-def _own_staged_folder(job: ImportJob) -> Path | None:
-    """The job's staged folder, if it is one of ours (under ``DATA_DIR/uploads``)."""
-    if not job.staged_path:
-        return None
-    folder = Path(job.staged_path)
-    if folder.name != f"job-{job.pk}" or not folder.resolve().is_relative_to(uploads_root().resolve()):
-        return None
-    return folder
+def _staged_name(job_id: int) -> str:
+    return f"uploads/job-{job_id}/corpus.zip"
 
 
 def run_import_job(*, job_id: int) -> ImportJob | None:
@@ -486,16 +480,26 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
     job = ImportJob.objects.select_related("project", "created_by").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
-    folder = _own_staged_folder(job)
+    staged = job.staged_path if job.staged_path == _staged_name(job.pk) else None
+    scratch = Path(tempfile.mkdtemp(prefix=f"job-{job_id}-", dir=uploads_root()))
 
     def progress(done: int, total: int) -> None:
         ImportJob.objects.filter(pk=job_id).update(done_files=done, total_files=total)
         _announce(job, status=ImportJob.Status.RUNNING, done=done, total=total)
 
+    def clean_up() -> None:
+        if staged is not None:
+            get_store().delete(staged)
+        shutil.rmtree(scratch, ignore_errors=True)
+
     try:
-        if folder is None or not (folder / "corpus").is_dir():
-            raise UploadError("the staged upload is gone; upload the files again")
-        path = _read_target(folder / "corpus")
+        try:
+            if staged is None:
+                raise ArtifactMissing("no staged upload")
+            get_folder(staged, scratch / "corpus")
+        except ArtifactMissing:
+            raise UploadError("the staged upload is gone; upload the files again") from None
+        path = _read_target(scratch / "corpus")
         documents, annotated = read_path(
             path=path, fmt=job.format, annotated=False if job.unannotated else None, progress=progress,
         )
@@ -507,16 +511,14 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
         outcome = {"status": ImportJob.Status.FAILED, "error": str(error)}
     except Exception:
         log.exception("import job %s failed", job_id)
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        clean_up()
         _finish(job_id, status=ImportJob.Status.FAILED, error="the import failed on the server; nothing was imported")
         raise
     else:
         outcome = {"status": ImportJob.Status.DONE, "report": report.as_dict()}
     finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-    _finish(job_id, **outcome)  # once the staged folder is gone: a finished job holds no files
+        clean_up()
+    _finish(job_id, **outcome)  # once the staged files are gone: a finished job holds none
     return ImportJob.objects.get(pk=job_id)
 
 

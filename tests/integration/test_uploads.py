@@ -321,7 +321,7 @@ def test_a_folder_read_with_progress_reports_every_part_and_reads_what_a_whole_r
 # --- status endpoints ------------------------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_a_large_upload_becomes_a_job_with_a_private_staged_folder(users, projects, api_as, settings, data_dir):
+def test_a_large_upload_becomes_a_job_with_its_files_kept_privately_for_a_worker(users, projects, api_as, settings, data_dir):
     settings.DEIDLOOP_SYNC_IMPORT_BYTES = 100
     client, a = api_as(users["lead"]), projects["A"]
     response = post(client, a, named(zip_bytes({"a.txt": GOOD_TEXT * 10, "b.txt": "Nota.\n"}), "big.zip"))
@@ -331,11 +331,12 @@ def test_a_large_upload_becomes_a_job_with_a_private_staged_folder(users, projec
     assert body["status"] == "queued" and body["total_files"] == 2 and body["filenames"] == ["big.zip"]
     assert body["status_url"].endswith(f"/api/projects/{a.pk}/imports/{job.pk}/")
     assert response["Location"] == body["status_url"]
-    folder = Path(job.staged_path)
-    assert folder == data_dir / "uploads" / f"job-{job.pk}"
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert sorted(p.name for p in (folder / "corpus").iterdir()) == ["a.txt", "b.txt"]
-    assert {stat.S_IMODE(p.stat().st_mode) for p in (folder / "corpus").iterdir()} == {0o600}
+    # Kept in the artifact store for a worker on any host: here the local one, a private file in DATA_DIR.
+    assert job.staged_path == f"uploads/job-{job.pk}/corpus.zip"
+    kept = data_dir / job.staged_path
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert sorted(zipfile.ZipFile(kept).namelist()) == ["a.txt", "b.txt"]
+    assert uploads_left(data_dir) == [f"job-{job.pk}", f"job-{job.pk}/corpus.zip"]  # no staging folder left
     assert a.documents.count() == 0
 
 
