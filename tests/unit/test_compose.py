@@ -30,11 +30,21 @@ def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
 
 
+def _env_file(path: Path) -> dict[str, str]:
+    lines = [line.strip() for line in path.read_text().splitlines()]
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
 def _environment(service: dict) -> dict[str, str]:
+    """The service's variables: its env_file(s), then its own environment over them (as compose reads them)."""
+    files = service.get("env_file", [])
+    merged: dict[str, str] = {}
+    for name in [files] if isinstance(files, str) else files:
+        merged.update(_env_file(ROOT / name))
     environment = service.get("environment", {})
     if isinstance(environment, list):
         environment = dict(item.split("=", 1) for item in environment)
-    return {key: str(value) for key, value in environment.items()}
+    return {**merged, **{key: str(value) for key, value in environment.items()}}
 
 
 def _command(service: dict) -> str:
@@ -96,10 +106,22 @@ def test_app_services_read_their_settings_from_the_environment(services, name):
     required = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DEIDLOOP_DATA_DIR"}
     assert required <= set(environment)
     assert environment["DEBUG"] == "0"
-    # The secret comes from whoever runs compose, never from the file.
+    # The secret comes from whoever runs compose, never from a file in the repository.
     assert environment["SECRET_KEY"].startswith("${SECRET_KEY")
-    data_dir = environment["DEIDLOOP_DATA_DIR"]
-    assert any(str(volume).endswith(f":{data_dir}") for volume in services[name]["volumes"])
+    assert "SECRET_KEY" not in _env_file(ROOT / "deploy" / "hosts.env")
+
+
+def test_the_hosts_share_nothing_but_postgres_and_redis(services):
+    """Every app service reads deploy/hosts.env, keeps its artifacts in PostgreSQL, and no volume of the web
+    server is mounted by a worker: a worker scaled out, or started on another machine, needs no shared disk."""
+    for name in APP_SERVICES:
+        assert services[name]["env_file"] == "deploy/hosts.env"
+        assert _environment(services[name])["DEIDLOOP_ARTIFACT_STORE"] == "postgres"
+    data_dir = _environment(services["web"])["DEIDLOOP_DATA_DIR"]
+    assert any(str(volume).endswith(f":{data_dir}") for volume in services["web"]["volumes"])
+    web_volumes = {str(volume).split(":", 1)[0] for volume in services["web"]["volumes"]}
+    for name in ("worker", "beat"):
+        assert not web_volumes & {str(volume).split(":", 1)[0] for volume in services[name].get("volumes", [])}
 
 
 @pytest.mark.parametrize("name", APP_SERVICES)
