@@ -109,6 +109,12 @@ def claim_lost() -> list[dict[str, Any]]:
     return lost
 
 
+def unclaim(records: list[dict[str, Any]]) -> None:
+    """Give lost workers' records back, for their work to be resumed at a later try."""
+    _redis().hset(_known_key(), mapping={f"{record['host']}:{record['pid']}": json.dumps(record)
+                                         for record in records})
+
+
 def _age_seconds(moment: str | None) -> float:
     try:
         return (datetime.now(timezone.utc) - datetime.fromisoformat(moment)).total_seconds()
@@ -213,10 +219,13 @@ class Heartbeat(threading.Thread):
         lost = claim_lost()
         if lost:
             for record in lost:
-                log.warning("worker %s@%s (pid %s) stopped sending heartbeats; resuming its work",
+                log.warning("worker %s on %s (pid %s) stopped sending heartbeats; resuming its work",
                             record.get("node"), record["host"], record["pid"])
             try:
                 self.on_lost(lost)
+            except Exception:
+                unclaim(lost)  # the next beat (here or on another worker) tries again
+                raise
             finally:
                 connections.close_all()  # the main process forks pool processes: keep no connection open
 

@@ -88,3 +88,34 @@ def test_a_killed_workers_heartbeat_runs_out(loop_project, tmp_path, settings):
     killed = time.monotonic()
     _wait(lambda: not _ours(worker), workers.HEARTBEAT_TTL + 2, worker, "the heartbeat to run out")
     assert time.monotonic() - killed > workers.HEARTBEAT_TTL - workers.HEARTBEAT_SECONDS - 1
+
+
+def test_a_lost_workers_last_heartbeat_goes_to_one_caller_and_ends_the_attempt_of_its_shard(loop_project):
+    """A worker whose key expired (here: deleted) is handed to the first caller only; its record names the
+    shard it held, whose attempt is then ended (and the lease dropped) so that the next claim resumes the job."""
+    job, _ = jobs.request_retrain(project=loop_project, reason=RetrainJob.Reason.LEAD, force=True)
+    job = jobs.claim(job.pk)
+    RetrainJob.objects.filter(pk=job.pk).update(owner="deid-other-host:4242", status="scoring")
+    record = {"host": "deid-other-host", "pid": 4240, "node": "celery@deid-other-host", "queues": [],
+              "processes": [4242], "running": [{"task": "learning.score_shard", "id": "x", "args": [job.pk, 1],
+                                                 "pid": 4242, "since": None}], "reserved": []}
+    workers.publish(record)
+    assert _claimed() == []  # alive
+    workers._redis().delete(workers._live_key("deid-other-host:4240"))  # its heartbeat ran out
+    (lost,) = _claimed()
+    assert (lost["host"], lost["pid"], lost["running"]) == ("deid-other-host", 4240, record["running"])
+    assert _claimed() == []  # handed out once
+    workers.unclaim([lost])  # resuming failed: the next beat tries again
+    assert [again["pid"] for again in _claimed()] == [4240]
+
+    from learning.tasks import _resume_work_of_lost_workers
+
+    _resume_work_of_lost_workers([lost])
+    job.refresh_from_db()
+    assert (job.attempt, job.owner, job.status) == (2, "", "scoring")
+    assert job.pk in jobs.stalled_jobs()  # recover_jobs (sent) takes it as the next attempt
+
+
+def _claimed() -> list[dict]:
+    """The lost workers claimed now, of this test's made-up host (workers killed by earlier tests are lost too)."""
+    return [record for record in workers.claim_lost() if record["host"] == "deid-other-host"]
