@@ -6,6 +6,7 @@
     python -m config.launcher serve          only the Daphne processes, on DEIDLOOP_HOST:DEIDLOOP_PORT, for
                                              services run elsewhere (docker-compose.yml's web service)
     python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
+    python -m config.launcher screenshots    the user guide's pictures (docs/img/) taken again by the browser tests
     python -m config.launcher manage ARGS    manage.py ARGS (starts the database when it is not running and
                                              the command needs it)
 
@@ -233,6 +234,20 @@ def test(args: list[str]) -> int:
     return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT).returncode
 
 
+#: The browser tests that take the user guide's screenshots when DEIDLOOP_SCREENSHOTS=1 (tests/browser/guide_images.py).
+GUIDE_SCREENSHOT_TESTS = "tests/browser/test_guide_screenshots.py"
+
+
+def screenshots(args: list[str]) -> int:
+    """Write every picture of docs/guide.md again (docs/img/NAME.png), from the pages as they are now."""
+    if not Path("/usr/bin/chromium").exists():
+        say("the screenshots need /usr/bin/chromium (apt-get install chromium)")
+        return 1
+    env = {**os.environ, "DEIDLOOP_SCREENSHOTS": "1"}
+    pytest = [sys.executable, "-m", "pytest", GUIDE_SCREENSHOT_TESTS, "-p", "no:cacheprovider", *args]
+    return subprocess.run(pytest, cwd=ROOT, env=env).returncode
+
+
 def manage(args: list[str]) -> int:
     if not needs_database(args):
         export_urls()
@@ -269,6 +284,8 @@ def main(argv: list[str]) -> int:
             return test(args)
         if command == "manage":
             return manage(args)
+        if command == "screenshots":
+            return screenshots(args)
         if command == "services":
             return services_only()
     except EmbeddedServiceError as error:

@@ -6,6 +6,7 @@ from django.views.i18n import JavaScriptCatalog, set_language
 from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from config import guide
 from config.authentication import login_context
 from config.views import ObtainTokenView, PasswordChangeView
 
@@ -20,6 +21,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password_change/", PasswordChangeView.as_view(), name="password_change"),
     path("admin/", admin.site.urls),
+    path("guide/", guide.guide, name="guide"),
+    path("guide/img/<path:name>", guide.guide_image, name="guide-image"),
     # The language picker of the navigation (set_language) and the translations the pages' scripts use.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("jsi18n/", login_not_required(JavaScriptCatalog.as_view()), name="javascript-catalog"),

@@ -197,6 +197,9 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
     ("password_change", "GET"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
     # An empty form is shown again with its errors.
     ("password_change", "POST"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
+    # --- the user guide: for everyone logged in; its pictures are the PNG files of docs/img/ only -------------
+    ("guide", "GET"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
+    ("guide-image", "GET"): {ANY: (LOGIN, 200, 200, 200, 200, 200)},
     # --- the interface's language: the navigation's picker and the scripts' translations, for everyone -----------
     # Without a language chosen, the picker changes nothing and sends the browser back to the site's root.
     ("set_language", "GET"): {ANY: (302, 302, 302, 302, 302, 302)},
@@ -399,6 +402,8 @@ def _kwargs(name: str, wanted: frozenset[str], objects: Objects | None) -> dict:
             values[key] = get_user_model().objects.get(username="bert").pk
         elif key == "user_id":
             values[key] = objects.annotation.annotator_id
+        elif key == "name" and name == "guide-image":
+            values[key] = "workbench.png"
         elif key == "uidb64":
             values[key] = "MQ"
         elif key == "token":
@@ -432,7 +437,7 @@ def _outcome(response) -> int | str:
 
 
 def _is_object_kwarg(key: str) -> bool:
-    return key not in {"format", "user_id"}
+    return key not in {"format", "user_id", "name"}  # name: a picture of the guide, of no project
 
 
 @pytest.mark.parametrize("row", list(EXPECTED), ids=lambda row: f"{row[1]} {row[0]}")
