@@ -20,6 +20,7 @@ fails verification, or whose settings are no longer the project's, is deleted un
 from __future__ import annotations
 
 import logging
+import shlex
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -50,7 +51,7 @@ def start(project_id: int) -> bool:
         return False
     # A shell that starts the fit in the background and exits: the fit is nobody's child to wait for (no
     # zombie in the worker), and stays in the worker's process group.
-    command = " ".join([
+    command = shlex.join([
         "nice", "-n", str(BACKGROUND_NICENESS), sys.executable, str(settings.BASE_DIR / "manage.py"), "fit_base",
         "--project", str(int(project_id)),
     ])
