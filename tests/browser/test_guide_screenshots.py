@@ -70,7 +70,7 @@ def test_each_page_opens_its_section_of_the_guide(live_server, browser, new_page
     annotator.click("#annotate-start button[type=submit]")
     annotator.wait_for_selector("#wb[data-ready=true]")
     assert annotator.locator("#wb-doc mark").count() > 0
-    assert _ANCHOR.search(annotator.get_attribute(".wb-hint a.help-link", "href")).group(1) == "workbench"
+    assert _ANCHOR.search(annotator.get_attribute(".wb-actions a.help-link", "href")).group(1) == "workbench"
     annotator.locator("#wb-doc").focus()
     annotator.keyboard.press("Tab")  # the first suggestion focused: the panel on the right describes it
     wait_for_true(annotator, "document.querySelector('#wb-focus-info q') !== null")
