@@ -100,14 +100,48 @@ def screenshot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
-def log_in(page, base_url: str, username: str, path: str) -> None:
+def log_in(page, base_url: str, username: str, path: str, *, password: str = PASSWORD) -> None:
     """Open ``path``, which sends an anonymous visitor to the login page, and log in there."""
     page.goto(base_url + path)
     page.wait_for_url("**/login/**")
     page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
+    page.fill("input[name=password]", password)
     page.click("form button[type=submit]")
     page.wait_for_load_state()
+
+
+def fill_new_project(page, *, name: str, language: str, labels: list[tuple[str, str, str]]) -> None:
+    """From the project list, open the New project page and fill it in (not sent) for a project with labels of
+    its own: (name, colour, key) each."""
+    page.click("#new-project-link")
+    page.wait_for_url("**/projects/new/")
+    page.fill("#new-project input[name=name]", name)
+    page.select_option("#new-project select[name=language]", language)
+    page.select_option("#new-project select[name=schema]", "custom")
+    for row, (label, colour, key) in enumerate(labels):
+        page.fill(f"input[name=labels-{row}-name]", label)
+        page.fill(f"input[name=labels-{row}-colour]", colour)
+        page.fill(f"input[name=labels-{row}-key]", key)
+
+
+def create_account(page, *, username: str, role: str) -> str:
+    """On a project's Members page, a new account given ``role`` and a one-time password; the password shown."""
+    page.fill("#id_create-username", username)
+    page.select_option("#id_create-role", role)
+    page.check("input[name=create-access][value=password]")
+    page.click("#create-member button[type=submit]")
+    page.wait_for_selector("#one-time-password")
+    return page.inner_text("#one-time-password").strip()
+
+
+def choose_own_password(page, base_url: str, *, one_time_password: str, new_password: str) -> None:
+    """On the password change a one-time password leads to, a password of one's own; back on the home page."""
+    page.wait_for_url("**/password_change/")
+    page.fill("input[name=old_password]", one_time_password)
+    page.fill("input[name=new_password1]", new_password)
+    page.fill("input[name=new_password2]", new_password)
+    page.click("main form button[type=submit]")
+    page.wait_for_url(f"{base_url}/")
 
 
 def ask_for_next_record(page) -> None:

@@ -8,7 +8,9 @@ from django.contrib.auth import get_user_model
 
 from annotator.models import AuditEvent, Membership
 from annotator.services.projects import create_project
-from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, screenshot
+from tests.browser.conftest import (
+    CHROMIUM, PASSWORD, choose_own_password, create_account, log_in, screenshot,
+)
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
@@ -26,12 +28,7 @@ def test_an_admin_adds_a_new_annotator_who_logs_in_and_changes_the_password(live
     log_in(page, live_server.url, admin.username, f"/projects/{project.pk}/")
     page.click("#members-link")
     page.wait_for_url(f"**/projects/{project.pk}/members/")
-    page.fill("#id_create-username", "nina")
-    page.select_option("#id_create-role", Membership.Role.ANNOTATOR)
-    page.check("input[name=create-access][value=password]")
-    page.click("#create-member button[type=submit]")
-    page.wait_for_selector("#one-time-password")
-    password = page.inner_text("#one-time-password").strip()
+    password = create_account(page, username="nina", role=Membership.Role.ANNOTATOR)
     assert len(password) >= 16
     assert "nina" in page.locator("#members").inner_text()
     screenshot(page, "members-new-account")
@@ -47,21 +44,12 @@ def test_an_admin_adds_a_new_annotator_who_logs_in_and_changes_the_password(live
                                      detail__member="nina").count() == 2  # the account, then the membership
 
     annotator = new_page()
-    annotator.goto(f"{live_server.url}/")
-    annotator.wait_for_url("**/login/**")
-    annotator.fill("input[name=username]", "nina")
-    annotator.fill("input[name=password]", password)
-    annotator.click("form button[type=submit]")
+    log_in(annotator, live_server.url, "nina", "/", password=password)
     annotator.wait_for_url("**/password_change/")
     assert "choose a password of your own" in annotator.inner_text("main")
     # Before the change, the project is out of reach: every page leads back to the password change.
     annotator.goto(f"{live_server.url}/projects/{project.pk}/")
-    annotator.wait_for_url("**/password_change/")
-    annotator.fill("input[name=old_password]", password)
-    annotator.fill("input[name=new_password1]", NEW_PASSWORD)
-    annotator.fill("input[name=new_password2]", NEW_PASSWORD)
-    annotator.click("main form button[type=submit]")
-    annotator.wait_for_url(f"{live_server.url}/")
+    choose_own_password(annotator, live_server.url, one_time_password=password, new_password=NEW_PASSWORD)
     assert "Your password was changed." in annotator.inner_text("main")
     annotator.click(f"text={project.name}")
     annotator.wait_for_url(f"**/projects/{project.pk}/")

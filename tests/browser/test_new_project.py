@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotator.models import Annotation, AuditEvent, Document, Project
-from tests.browser.conftest import CHROMIUM, PASSWORD, log_in, screenshot
+from tests.browser.conftest import CHROMIUM, PASSWORD, fill_new_project, log_in, screenshot
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing: apt-get install chromium"),
@@ -36,18 +36,8 @@ def test_an_admin_creates_a_project_imports_with_an_evaluation_share_and_lands_o
     admin = get_user_model().objects.create_superuser("sofia", password=PASSWORD)
     page = new_page()
     log_in(page, live_server.url, admin.username, "/")
-    page.click("#new-project-link")
-    page.wait_for_url("**/projects/new/")
-
-    page.fill("input[name=name]", "Informes de urgencias")
-    page.select_option("select[name=language]", "es")
-    page.select_option("select[name=schema]", "custom")
-    page.fill("input[name=labels-0-name]", "PATIENT")
-    page.fill("input[name=labels-0-colour]", "#2255cc")
-    page.fill("input[name=labels-0-key]", "a")
-    page.fill("input[name=labels-1-name]", "PHONE")
-    page.fill("input[name=labels-1-colour]", "#cc5522")
-    page.fill("input[name=labels-1-key]", "t")
+    fill_new_project(page, name="Informes de urgencias", language="es",
+                     labels=[("PATIENT", "#2255cc", "a"), ("PHONE", "#cc5522", "t")])
     screenshot(page, "new-project-form")
     page.click("#new-project button[type=submit]")
     page.wait_for_url("**/import/")
@@ -62,7 +52,9 @@ def test_an_admin_creates_a_project_imports_with_an_evaluation_share_and_lands_o
     page.select_option("select[name=format]", "brat")
     page.fill("input[name=evaluation_percent]", "20")
     page.set_input_files("input[name=files]", brat_files(10))
-    page.click("form.card button[type=submit]")
+    page.click("#import-form button[type=submit]")
+    page.wait_for_url("**/import/preview/**")  # nothing is imported before it is confirmed
+    page.click("#import-confirm button[value=import]")
     page.wait_for_url(f"**/projects/{project.pk}/")
 
     assert "2 of them set aside as the evaluation set" in page.locator("div.message").inner_text()
