@@ -162,6 +162,7 @@ def test_a_new_admin_runs_a_project_from_creation_to_a_record_sent_back(live_ser
     annotator.keyboard.press("Enter")  # accept it
     drag_over(annotator, "Lucía Gómez Prieto")
     annotator.keyboard.press("n")  # the key chosen for the name
+    assert annotator.inner_text("#wb-counts") == "2 fragmentos · 0 sugerencias por revisar"
     wait_for_true(annotator, "document.getElementById('wb-save').textContent === 'Guardado'"
                              " && !window.deidloopWorkbench.state().dirty")
     screenshot(annotator, "path-workbench-es")
