@@ -23,29 +23,30 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(name, name) for name in FORMATS])
-    evaluation = forms.BooleanField(required=False, label="Held-out evaluation set")
+    format = forms.ChoiceField(label=_("Format"), choices=[(name, name) for name in FORMATS])
+    evaluation = forms.BooleanField(required=False, label=_("Held-out evaluation set"))
     evaluation_percent = forms.IntegerField(
         required=False, min_value=0, max_value=round(MAX_EVALUATION_SHARE * 100), initial=0,
-        label="Evaluation share (%)",
-        help_text="Set this share of the new records aside at random as the evaluation set, so that it holds "
-                  "every label they hold; the rest goes to the pool. 0: all to the pool.",
+        label=_("Evaluation share (%)"),
+        help_text=_("Set this share of the new records aside at random as the evaluation set, so that it holds "
+                  "every label they hold; the rest goes to the pool. 0: all to the pool."),
     )
     unannotated = forms.BooleanField(
-        required=False, label="Text only (no annotations)",
-        help_text="Texts to annotate, not gold: they go to the pool unannotated. Needed for brat .txt files "
-                  "without their .ann; spans in the files are not imported.",
+        required=False, label=_("Text only (no annotations)"),
+        help_text=_("Texts to annotate, not gold: they go to the pool unannotated. Needed for brat .txt files "
+                  "without their .ann; spans in the files are not imported."),
     )
     files = MultipleFileField(
-        help_text="UTF-8 text files, or a .zip of a folder (brat: NAME.txt + NAME.ann pairs). A large upload "
-                  "is imported in the background, on a page that shows its progress."
+        label=_("Files"),
+        help_text=_("UTF-8 text files, or a .zip of a folder (brat: NAME.txt + NAME.ann pairs). A large upload "
+                  "is imported in the background, on a page that shows its progress.")
     )
 
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("evaluation") and cleaned.get("evaluation_percent"):
-            self.add_error("evaluation_percent", "Every record goes to the evaluation set already (the box above "
-                                                 "is ticked); untick it or leave the share at 0.")
+            self.add_error("evaluation_percent", gettext("Every record goes to the evaluation set already (the box above "
+                                                 "is ticked); untick it or leave the share at 0."))
         return cleaned
 
     def evaluation_share(self) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.access import USER_INPUT_ERRORS
@@ -48,10 +49,10 @@ def import_preview_page(request, project_id: int, token: str):
         if request.method == "POST":
             form = ImportConfirmForm(request.POST)
             if not form.is_valid():
-                error = "Choose Import or Cancel."
+                error = gettext("Choose Import or Cancel.")
             elif form.cancels():
                 cancel_preview(project=project, token=token, user=request.user)
-                messages.info(request, "Nothing was imported; the upload was deleted.")
+                messages.info(request, gettext("Nothing was imported; the upload was deleted."))
                 return redirect("annotator:project-import", project_id=project.pk)
             else:
                 try:
@@ -72,12 +73,13 @@ def _imported(request, project, result):
     if isinstance(result, ImportJob):  # too large for this request: a worker imports it
         enqueue_import(result)
         return redirect("annotator:project-import-job", project_id=project.pk, job_id=result.pk)
-    set_aside = f" {result.evaluation} of them set aside as the evaluation set." if result.evaluation else ""
-    messages.success(
-        request,
-        f"Imported {result.created} documents ({result.annotated} annotated, {result.spans} spans); "
-        f"{result.duplicates} were already in the project.{set_aside}",
-    )
+    imported = gettext("Imported %(created)s documents (%(annotated)s annotated, %(spans)s spans); %(duplicates)s were "
+                       "already in the project.") % {"created": result.created, "annotated": result.annotated,
+                                                     "spans": result.spans, "duplicates": result.duplicates}
+    if result.evaluation:
+        imported += " " + gettext("%(evaluation)s of them set aside as the evaluation set.") % {
+            "evaluation": result.evaluation}
+    messages.success(request, imported)
     return redirect("annotator:project-detail", project_id=project.pk)
 
 

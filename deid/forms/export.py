@@ -3,35 +3,36 @@ exported is refused next to the field it concerns (``deid.selectors.export``).""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Document
 from annotator.services.exports import EXPORT_FORMATS
 from deid.selectors.export import FORMAT_NAMES, export_refusals
 
 CONCEAL_CHOICES = [
-    ("none", "none — the gold standard as annotated"),
-    ("pseudo", "pseudo — realistic surrogates"),
-    ("class", "class — the label in brackets"),
-    ("mask", "mask — X for letters, 9 for digits"),
-    ("remove", "remove — delete sentences holding PHI"),
-    ("project", "project — the project's de-identification settings"),
+    ("none", _("none — the gold standard as annotated")),
+    ("pseudo", _("pseudo — realistic surrogates")),
+    ("class", _("class — the label in brackets")),
+    ("mask", _("mask — X for letters, 9 for digits")),
+    ("remove", _("remove — delete sentences holding PHI")),
+    ("project", _("project — the project's de-identification settings")),
 ]
 #: The statuses an export starts with: records whose gold is final.
 DEFAULT_STATUSES = [Document.Status.SUBMITTED, Document.Status.ADJUDICATED]
 
 
 class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(name, FORMAT_NAMES[name]) for name in EXPORT_FORMATS])
+    format = forms.ChoiceField(label=_("Format"), choices=[(name, FORMAT_NAMES[name]) for name in EXPORT_FORMATS])
     conceal = forms.ChoiceField(
-        choices=CONCEAL_CHOICES, initial="none", required=False, label="De-identify",
-        help_text="De-identified exports keep the annotations aligned to the new text and add a report.json.",
+        choices=CONCEAL_CHOICES, initial="none", required=False, label=_("De-identify"),
+        help_text=_("De-identified exports keep the annotations aligned to the new text and add a report.json."),
     )
-    include_evaluation = forms.BooleanField(required=False, initial=True, label="Include the evaluation set")
+    include_evaluation = forms.BooleanField(required=False, initial=True, label=_("Include the evaluation set"))
     statuses = forms.MultipleChoiceField(
         choices=Document.Status.choices, initial=DEFAULT_STATUSES, required=False,
-        widget=forms.CheckboxSelectMultiple, label="Records' statuses",
-        help_text="Records with gold in these statuses (a record awaiting adjudication has gold only where the "
-                  "project keeps agreed spans).",
+        widget=forms.CheckboxSelectMultiple, label=_("Records' statuses"),
+        help_text=_("Records with gold in these statuses (a record awaiting adjudication has gold only where the "
+                  "project keeps agreed spans)."),
     )
 
     def __init__(self, *args, project, **kwargs) -> None:

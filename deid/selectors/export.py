@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 
+from django.utils.translation import gettext
+
 from annotator.models import Document, Project
 from annotator.selectors import gold_documents, gold_statuses
 from corpus.formats import validate_spans
@@ -36,25 +38,28 @@ def export_refusals(
     if statuses is None:
         pass
     elif not statuses:
-        refusals["statuses"] = "Choose at least one status."
+        refusals["statuses"] = gettext("Choose at least one status.")
     else:
         chosen = [row for row in gold_by_status(project=project) if row["status"] in statuses]
         exported = sum(row["count"] - (0 if include_evaluation else row["evaluation"]) for row in chosen)
         if not exported:
-            where = "" if include_evaluation else " outside the evaluation set"
-            names = " or ".join(str(STATUS_NAMES[status]) for status in Document.Status.values if status in statuses)
-            refusals["statuses"] = f"No record with gold is {names.lower()}{where}: there is nothing to export."
+            names = gettext(" or ").join(
+                str(STATUS_NAMES[status]) for status in Document.Status.values if status in statuses).lower()
+            refusals["statuses"] = (
+                gettext("No record with gold is %(statuses)s: there is nothing to export.") if include_evaluation
+                else gettext("No record with gold is %(statuses)s outside the evaluation set: there is nothing to "
+                             "export.")) % {"statuses": names}
     if conceal != "none":
         try:
             Concealment(project, conceal)
         except DeidError as error:
-            refusals["conceal"] = f"This project cannot be de-identified this way: {error}."
+            refusals["conceal"] = gettext("This project cannot be de-identified this way: %(error)s.") % {"error": error}
     if fmt == "conll" and project.allow_overlap and "statuses" not in refusals:
         documents = gold_documents(project=project, include_evaluation=include_evaluation, statuses=statuses)
         overlaps = sum(problem.kind == "overlap" for problem in validate_spans(documents, allow_overlap=False))
         if overlaps:
-            refusals["format"] = (
-                f"CoNLL BIO gives each token one tag, so it cannot hold the {overlaps} overlapping span(s) of this "
+            refusals["format"] = gettext(
+                "CoNLL BIO gives each token one tag, so it cannot hold the %(overlaps)s overlapping span(s) of this "
                 "gold standard; choose JSONL, brat standoff or i2b2 XML."
-            )
+            ) % {"overlaps": overlaps}
     return refusals

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.permissions import managed_project
@@ -52,7 +53,7 @@ def deidentify_page(request, project_id: int):
                 form.add_error(None, str(error))
                 status = 409
             except UnicodeDecodeError:
-                form.add_error("files", "The file is not UTF-8 text.")
+                form.add_error("files", gettext("The file is not UTF-8 text."))
             except (DeidError, UploadError) as error:
                 form.add_error(None, str(error))
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods
 
 from annotator.permissions import managed_project
@@ -28,7 +29,8 @@ def policy_settings(request, project_id: int):
             form.add_error(None, str(error))
         else:
             changed = update_deid_settings(project=project, user=request.user, changes=changes)
-            messages.success(request, f"Saved ({', '.join(sorted(changed))})." if changed else "Nothing changed.")
+            messages.success(request, gettext("Saved (%(settings)s).") % {"settings": ", ".join(sorted(changed))} if changed
+                             else gettext("Nothing changed."))
             return redirect("deid:policy", project_id=project.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "deid/policy.html", {"project": project, "form": form}, status=status)
