@@ -24,6 +24,7 @@ from typing import Sequence
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotator.models import Document, ImportJob, Project
 from annotator.services.imports import (
@@ -218,8 +219,7 @@ def confirm_import(*, project: Project, token: str, user, add_unknown_labels: bo
     unknown = [row.label for row in preview.unknown_labels]
     if unknown and not add_unknown_labels:
         raise LabelsUndecided(
-            f"the upload uses {len(unknown)} label(s) the project does not have ({', '.join(unknown)}): "
-            "add them to the project's labels or refuse the import"
+            gettext("the upload uses %(length)s label(s) the project does not have (%(items)s): add them to the project's labels or refuse the import") % {"length": len(unknown), "items": ', '.join(unknown)}
         )
     if not preview.background:
         with transaction.atomic():

@@ -37,6 +37,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotator.artifact_store import ArtifactMissing, get_folder, get_store, put_folder
 from annotator.models import ImportJob, Project
@@ -101,10 +102,10 @@ class StagedUpload:
 def _safe_name(name: str) -> str:
     """The base name of an uploaded file (browsers may send a path)."""
     if "\x00" in name:
-        raise UploadError(f"the upload name {name!r} contains a NUL byte")
+        raise UploadError(gettext('the upload name %(name)r contains a NUL byte') % {"name": name})
     base = PurePosixPath(name.replace("\\", "/")).name
     if base in {"", ".", ".."}:
-        raise UploadError(f"the upload name {name!r} is not a file name")
+        raise UploadError(gettext('the upload name %(name)r is not a file name') % {"name": name})
     return base
 
 
@@ -177,30 +178,26 @@ def plan_archive(
     ratio); an archive holding one folder (``dev/…``) is read as that folder."""
     members = archive.infolist()
     if len(members) > limits.entries:
-        raise UploadError(f"{shown}: holds {len(members):,} entries, more than the limit of {limits.entries:,}")
+        raise UploadError(gettext('%(shown)s: holds %(length)s entries, more than the limit of %(entries)s') % {"shown": shown, "length": f"{len(members):,}", "entries": f"{limits.entries:,}"})
     planned: list[tuple[PurePosixPath, zipfile.ZipInfo]] = []
     for member in members:
         path = member_path(member.orig_filename, archive=shown)
         kind = _file_type(member)
         if kind == stat.S_IFLNK:
-            raise UploadError(f"{shown}: the archive entry {member.orig_filename!r} is a symbolic link; "
-                              "links are not accepted")
+            raise UploadError(gettext('%(shown)s: the archive entry %(orig_filename)r is a symbolic link; links are not accepted') % {"shown": shown, "orig_filename": member.orig_filename})
         is_dir = member.orig_filename.replace("\\", "/").endswith("/") or kind == stat.S_IFDIR
         if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-            raise UploadError(f"{shown}: the archive entry {member.orig_filename!r} is not a regular file")
+            raise UploadError(gettext('%(shown)s: the archive entry %(orig_filename)r is not a regular file') % {"shown": shown, "orig_filename": member.orig_filename})
         if member.flag_bits & _ENCRYPTED:
-            raise UploadError(f"{shown}: the archive entry {member.orig_filename!r} is encrypted; "
-                              "upload an archive without a password")
+            raise UploadError(gettext('%(shown)s: the archive entry %(orig_filename)r is encrypted; upload an archive without a password') % {"shown": shown, "orig_filename": member.orig_filename})
         if is_dir or _skipped(path):
             continue
         if member.compress_type not in _SUPPORTED_COMPRESSION:
-            raise UploadError(f"{shown}: the archive entry {member.orig_filename!r} uses a compression method "
-                              f"({member.compress_type}) that cannot be read; use deflate")
+            raise UploadError(gettext('%(shown)s: the archive entry %(orig_filename)r uses a compression method (%(compress_type)s) that cannot be read; use deflate') % {"shown": shown, "orig_filename": member.orig_filename, "compress_type": member.compress_type})
         ratio = member.file_size / max(member.compress_size, 1)
         if member.file_size > RATIO_FLOOR and ratio > limits.ratio:
             raise UploadError(
-                f"{shown}: the archive entry {member.orig_filename!r} unpacks {ratio:,.0f} times its packed size "
-                f"({member.file_size:,} bytes), more than the limit of {limits.ratio:,.0f}"
+                gettext('%(shown)s: the archive entry %(orig_filename)r unpacks %(ratio)s times its packed size (%(file_size)s bytes), more than the limit of %(ratio2)s') % {"shown": shown, "orig_filename": member.orig_filename, "ratio": f"{ratio:,.0f}", "file_size": f"{member.file_size:,}", "ratio2": f"{limits.ratio:,.0f}"}
             )
         planned.append((path, member))
     if planned and all(len(path.parts) > 1 for path, _ in planned) and len({path.parts[0] for path, _ in planned}) == 1:
@@ -208,8 +205,7 @@ def plan_archive(
     unpacked = sum(member.file_size for _, member in planned)
     if unpacked > RATIO_FLOOR and unpacked > limits.ratio * max(compressed_bytes, 1):
         raise UploadError(
-            f"{shown}: unpacks to {unpacked:,} bytes, {unpacked / max(compressed_bytes, 1):,.0f} times its size, "
-            f"more than the limit of {limits.ratio:,.0f}"
+            gettext('%(shown)s: unpacks to %(unpacked)s bytes, %(value)s times its size, more than the limit of %(ratio)s') % {"shown": shown, "unpacked": f"{unpacked:,}", "value": f"{unpacked / max(compressed_bytes, 1):,.0f}", "ratio": f"{limits.ratio:,.0f}"}
         )
     return [
         PlannedFile(relative=path, size=member.file_size, shown=f"{shown}: {member.orig_filename}",
@@ -223,11 +219,11 @@ def check_plan(planned: Sequence[PlannedFile], *, target: Path, entries: int, li
     destination distinct (case-folded, no file where another needs a folder) and resolving inside ``target``.
     Returns the bytes to be written."""
     if entries > limits.entries:
-        raise UploadError(f"the upload holds {entries:,} entries, more than the limit of {limits.entries:,}")
+        raise UploadError(gettext('the upload holds %(entries)s entries, more than the limit of %(entries2)s') % {"entries": f"{entries:,}", "entries2": f"{limits.entries:,}"})
     total = sum(item.size for item in planned)
     if total > limits.unpacked_bytes:
         raise UploadError(
-            f"the upload unpacks to {total:,} bytes, more than the limit of {limits.unpacked_bytes:,} bytes"
+            gettext('the upload unpacks to %(total)s bytes, more than the limit of %(unpacked_bytes)s bytes') % {"total": f"{total:,}", "unpacked_bytes": f"{limits.unpacked_bytes:,}"}
         )
     root = target.resolve()
     files: dict[str, PlannedFile] = {}
@@ -235,34 +231,35 @@ def check_plan(planned: Sequence[PlannedFile], *, target: Path, entries: int, li
     for item in planned:
         key = name_key(item.relative)
         if key in files:
-            raise UploadError(f"{item.shown}: the same file as {files[key].shown}; names must differ "
-                              "(letter case aside)")
+            raise UploadError(gettext('%(shown)s: the same file as %(shown2)s; names must differ (letter case aside)') % {"shown": item.shown, "shown2": files[key].shown})
         if key in folders:
-            raise UploadError(f"{item.shown}: a file where {folders[key].shown} needs a folder")
+            raise UploadError(gettext('%(shown)s: a file where %(shown2)s needs a folder') % {"shown": item.shown, "shown2": folders[key].shown})
         files[key] = item
         for parent in list(item.relative.parents)[:-1]:
             parent_key = name_key(parent)
             if parent_key in files:
-                raise UploadError(f"{files[parent_key].shown}: a file where {item.shown} needs a folder")
+                raise UploadError(gettext('%(shown)s: a file where %(shown2)s needs a folder') % {"shown": files[parent_key].shown, "shown2": item.shown})
             folders.setdefault(parent_key, item)
         if not (target / item.relative).resolve().is_relative_to(root):
-            raise UploadError(f"{item.shown}: points outside the archive")
+            raise UploadError(gettext('%(shown)s: points outside the archive') % {"shown": item.shown})
     return total
 
 
 def _too_many_entries(name: str, own: int, total: int, limit: int) -> str:
+    values = {"name": name, "own": f"{own:,}", "total": f"{total:,}", "limit": f"{limit:,}"}
     if own == total:
-        return f"{name}: holds {own:,} entries, more than the limit of {limit:,}"
-    return f"{name}: holds {own:,} entries, which bring the upload to {total:,}, more than the limit of {limit:,}"
+        return gettext("%(name)s: holds %(own)s entries, more than the limit of %(limit)s") % values
+    return gettext("%(name)s: holds %(own)s entries, which bring the upload to %(total)s, more than the limit of "
+                   "%(limit)s") % values
 
 
 def plan_upload(files: Sequence[UploadedFile], *, target: Path, limits: UploadLimits) -> tuple[list[PlannedFile], int]:
     """Every file the upload would stage, and their bytes; UploadError before anything is written."""
     if not files:
-        raise UploadError("no file was uploaded")
+        raise UploadError(gettext("no file was uploaded"))
     sent = sum(upload.size or 0 for upload in files)
     if sent > limits.sent_bytes:
-        raise UploadError(f"the upload is {sent:,} bytes, more than the limit of {limits.sent_bytes:,} bytes")
+        raise UploadError(gettext('the upload is %(sent)s bytes, more than the limit of %(sent_bytes)s bytes') % {"sent": f"{sent:,}", "sent_bytes": f"{limits.sent_bytes:,}"})
     planned: list[PlannedFile] = []
     entries = 0
     for index, upload in enumerate(files):
@@ -282,7 +279,7 @@ def plan_upload(files: Sequence[UploadedFile], *, target: Path, limits: UploadLi
         try:
             archive = zipfile.ZipFile(handle)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-            raise UploadError(f"{name}: not a readable zip archive") from None
+            raise UploadError(gettext('%(name)s: not a readable zip archive') % {"name": name}) from None
         with archive:
             if entries + len(archive.infolist()) > limits.entries:
                 raise UploadError(_too_many_entries(
@@ -295,8 +292,7 @@ def plan_upload(files: Sequence[UploadedFile], *, target: Path, limits: UploadLi
     total = check_plan(planned, target=target, entries=entries, limits=limits)
     if total > RATIO_FLOOR and total > limits.ratio * max(sent, 1):
         raise UploadError(
-            f"the upload unpacks to {total:,} bytes, {total / max(sent, 1):,.0f} times its size, more than the "
-            f"limit of {limits.ratio:,.0f}"
+            gettext('the upload unpacks to %(total)s bytes, %(value)s times its size, more than the limit of %(ratio)s') % {"total": f"{total:,}", "value": f"{total / max(sent, 1):,.0f}", "ratio": f"{limits.ratio:,.0f}"}
         )
     return planned, total
 
@@ -336,7 +332,7 @@ def _write_file(source: IO[bytes], destination: Path, item: PlannedFile) -> int:
         while chunk := source.read(_CHUNK):
             written += len(chunk)
             if written > item.size:
-                raise UploadError(f"{item.shown}: holds more bytes than its archive entry declares")
+                raise UploadError(gettext('%(shown)s: holds more bytes than its archive entry declares') % {"shown": item.shown})
             check.feed(chunk)
             sink.write(chunk)
     check.feed(b"", final=True)
@@ -371,9 +367,9 @@ def write_plan(files: Sequence[UploadedFile], planned: Sequence[PlannedFile], *,
                 with archives[item.upload].open(item.member) as source:
                     _write_file(source, destination, item)
             except zipfile.BadZipFile as error:  # a bad CRC-32 among them
-                raise UploadError(f"{item.shown}: the archive is damaged ({error})") from None
+                raise UploadError(gettext('%(shown)s: the archive is damaged (%(error)s)') % {"shown": item.shown, "error": error}) from None
             except _UNPACK_ERRORS as error:
-                raise UploadError(f"{item.shown}: cannot be unpacked, the archive is damaged ({error})") from None
+                raise UploadError(gettext('%(shown)s: cannot be unpacked, the archive is damaged (%(error)s)') % {"shown": item.shown, "error": error}) from None
     finally:
         for archive in archives.values():
             archive.close()
@@ -498,7 +494,7 @@ def run_import_job(*, job_id: int) -> ImportJob | None:
                 raise ArtifactMissing("no staged upload")
             get_folder(staged, scratch / "corpus")
         except ArtifactMissing:
-            raise UploadError("the staged upload is gone; upload the files again") from None
+            raise UploadError(gettext("the staged upload is gone; upload the files again")) from None
         path = _read_target(scratch / "corpus")
         documents, annotated = read_path(
             path=path, fmt=job.format, annotated=False if job.unannotated else None, progress=progress,
