@@ -42,7 +42,7 @@ def main() -> None:
     from learning.core import artifacts
     from model_cache import cached_crf, load
 
-    path, _ = cached_crf(read_corpus(SHARED / "meddocan" / "brat" / "train", "brat"))
+    path, _ = cached_crf(read_corpus(SHARED / "meddocan" / "train", "brat"))
     blob = artifacts.seal(load(path), key=b"bench key")
     figures = {}
     with tempfile.TemporaryDirectory() as folder:
