@@ -40,6 +40,24 @@ refresh grows with the pool). Unless ``--no-quality``, the warm start's quality 
 (``warm_start_quality``, from ``bench/warm_start.py``: 20 warm batches after a cold fit on 400 MEDDOCAN
 train documents against a cold fit on the same final documents, entity F1 on dev).
 
+``--hosts`` measures instead what spreading the workers over two hosts costs, in the same run: (a) 2 worker
+processes on one host (this machine, the local artifact store: files in the data folder they share) against (b)
+the same 2 processes on two hosts, one each with an empty data folder of its own, every process (this one
+included) keeping models in the PostgreSQL artifact store (``DEIDLOOP_ARTIFACT_STORE=postgres``). The hosts are
+network namespaces (``bench/loop_hosts.py``, needs root); PostgreSQL and Redis run for the run on a host of their
+own, listening on its address, and both settings use them over the bridge (the scratch database is made there),
+so the servers are the same for both. Before (b) the saved models are copied into the PostgreSQL store, so (b)
+continues from the model (a) ended with. Per setting: the median and max seconds to the new ranking (cold and
+warm as above), and the bytes moved per retrain: every worker process appends each artifact it reads (the
+current model read to continue from and to compare with, the new model read by each process that scores a
+shard) and the reads in a retrain's window are summed; ``model_bytes`` is the sealed model's size and
+``model_readers`` the processes that read it, so bytes moved ≈ model_bytes × (model_readers + 1 or 2). The
+reference is (a): ``two_hosts_over_one`` gives (b)/(a) for the median, the max, the bytes, the reads and the
+model's size. (b) runs after (a), so its models are later ones, and warm fits grow a model (every attribute
+seen stays a row of its weights): the bytes' ratio is the reads' ratio times the models' sizes' ratio. ``--workers``,
+``--large-pool`` and the quality check do not apply. Without network namespaces it prints why and a JSON line
+with ``skipped``, and exits 0.
+
 Prints one JSON line. Goal: with 2 workers the median refresh is at most 15 s and the longest at most 30 s
 (``meets_goal``); the process exits with status 1 if a next-record check failed. BLAS thread pools are
 limited to 1 thread per process (unless set in the environment), so N processes are N cores' worth of work.
@@ -47,7 +65,8 @@ limited to 1 thread per process (unless set in the environment), so N processes 
 Options: ``--pool`` (5000), ``--gold`` (500), ``--batch`` (5), ``--shard-documents`` (250),
 ``--workers`` ("1,2"), ``--repeats`` (6), ``--max-iterations`` (CRF; default the tagger's),
 ``--no-evaluation``, ``--timeout`` (seconds per retrain, 900), ``--quick`` (60 gold, 25 evaluation and
-600 pool records: the whole script in a couple of minutes).
+600 pool records: the whole script in a couple of minutes), ``--hosts`` (one host against two, above;
+``--quick --hosts --repeats 3`` takes about a minute).
 """
 from __future__ import annotations
 
@@ -201,6 +220,9 @@ class Loop:
             "attempt": job.attempt,
             "reason": job.reason,
             "fit": (job.result or {}).get("fit", {}).get("kind"),
+            "artifact": job.artifact,
+            "trained_on": (job.result or {}).get("trained_on"),
+            "scored_on": (job.result or {}).get("scored_on"),
             "next_record_is_top": handout is not None and bool(scored) and handout.annotation.document.pk == scored[0],
         }
 
@@ -251,12 +273,17 @@ def main() -> None:
                         help="leave out the warm-start quality check (bench/warm_start.py's F1 gap)")
     parser.add_argument("--large-pool", type=int, default=None,
                         help="then grow the pool to this many records and time one more retrain with 2 workers")
+    parser.add_argument("--hosts", action="store_true",
+                        help="instead: 2 worker processes on one host against one on each of two hosts (network "
+                             "namespaces, PostgreSQL artifact store)")
     args = parser.parse_args()
     # A SIGTERM (a killed job) unwinds like an exception, so the worker is stopped on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     worker_counts = [int(n) for n in args.workers.split(",") if n.strip()]
     if not worker_counts or min(worker_counts) < 1 or args.repeats < 1 or args.batch < 1:
         parser.error("--workers needs counts >= 1, --repeats and --batch >= 1")
+    if args.hosts and args.large_pool:
+        parser.error("--large-pool does not apply with --hosts")
     pool_size = args.pool or (600 if args.quick else 5000)
     gold_size = args.gold or (60 if args.quick else 500)
 
@@ -269,6 +296,41 @@ def main() -> None:
     os.environ["DEIDLOOP_DATA_DIR"] = str(scratch / "data")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     wall = time.perf_counter()
+    hosts = None
+    if args.hosts:
+        hosts = start_hosts(scratch)
+    try:
+        run(args, scratch=scratch, hosts=hosts, worker_counts=worker_counts, pool_size=pool_size,
+            gold_size=gold_size, shard_documents=shard_documents, wall=wall)
+    finally:
+        if hosts is not None:
+            hosts.close()
+
+
+def start_hosts(scratch: Path):
+    """The hosts' servers, started, with this process pointed at them; exits (status 0) saying why when
+    network namespaces cannot be made here."""
+    from loop_hosts import Hosts
+    from tests.integration import netns
+
+    why = netns.unavailable()
+    if why is not None:
+        print(f"--hosts skipped: no hosts on this machine ({why})", file=sys.stderr)
+        print(json.dumps({"benchmark": "loop", "hosts": None, "skipped": why}))
+        shutil.rmtree(scratch, ignore_errors=True)
+        sys.exit(0)
+    hosts = Hosts(scratch)
+    try:
+        os.environ["DATABASE_URL"], os.environ["REDIS_URL"] = hosts.start()
+    except BaseException:
+        hosts.close()
+        raise
+    os.environ["DEIDLOOP_ARTIFACT_STORE"] = "local"  # (a) first; (b) switches every process to PostgreSQL
+    return hosts
+
+
+def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int, gold_size: int,
+        shard_documents: int, wall: float) -> None:
     setup_scratch_database(DATABASE)
 
     from django.contrib.auth import get_user_model
@@ -313,6 +375,28 @@ def main() -> None:
     warmup_seconds = time.perf_counter() - started
 
     loop = Loop(project=project, annotator=annotator, origin=origin, tokens=tokens, timeout=args.timeout)
+    setting = {
+        "benchmark": "loop",
+        "pool": pool_size,
+        "pool_tokens": sum(tokens.values()),
+        "gold": len(gold),
+        "evaluation": len(evaluation),
+        "batch": args.batch,
+        "shard_documents": shard_documents,
+        "tagger": project.tagger,
+        "strategy": project.strategy,
+        "repeats": args.repeats,
+        "blas_threads": os.environ.get("OMP_NUM_THREADS"),
+        "submitted_spans": "true spans of the source MEDDOCAN text",
+        "warmup_in_process_seconds": round(warmup_seconds, 3),
+    }
+    if hosts is not None:
+        report = measure_hosts(loop, hosts, scratch=scratch, repeats=args.repeats)
+        print(json.dumps({**setting, **report, "wall_seconds": round(time.perf_counter() - wall, 1)}))
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not report["next_record_is_top"]:
+            sys.exit(1)
+        return
     results: dict[str, dict] = {}
     for processes in worker_counts:
         worker = Worker(queue=os.environ["DEIDLOOP_QUEUE"], data_dir=scratch / "data",
@@ -367,19 +451,7 @@ def main() -> None:
     all_runs = [value for result in results.values() for value in result["seconds_to_new_ranking_runs"]]
     next_is_top = all(result["next_record_is_top"] for result in results.values())
     print(json.dumps({
-        "benchmark": "loop",
-        "pool": pool_size,
-        "pool_tokens": sum(tokens.values()),
-        "gold": len(gold),
-        "evaluation": len(evaluation),
-        "batch": args.batch,
-        "shard_documents": shard_documents,
-        "tagger": project.tagger,
-        "strategy": project.strategy,
-        "repeats": args.repeats,
-        "blas_threads": os.environ.get("OMP_NUM_THREADS"),
-        "submitted_spans": "true spans of the source MEDDOCAN text",
-        "warmup_in_process_seconds": round(warmup_seconds, 3),
+        **setting,
         "workers": results,
         "speedup_total": {"cold": speedup("seconds_to_new_ranking", "cold"),
                           "warm": speedup("seconds_to_new_ranking", "warm")},
@@ -397,6 +469,78 @@ def main() -> None:
     shutil.rmtree(scratch, ignore_errors=True)
     if not next_is_top:
         sys.exit(1)
+
+
+def measure_hosts(loop: Loop, hosts, *, scratch: Path, repeats: int) -> dict:
+    """(a) 2 worker processes here with the local artifact store, then (b) one on each of two hosts with the
+    PostgreSQL one; ``repeats`` retrains each, with the artifact bytes every retrain's processes read."""
+    from django.conf import settings
+
+    from annotator.artifact_store import LocalStore, PostgresStore
+    from loop_hosts import READS, ReadLog, worker_command
+    from tests.integration.celery_worker import Worker
+
+    queue = os.environ["DEIDLOOP_QUEUE"]
+    reads = ReadLog(scratch / "artifact-reads.jsonl")
+
+    def measured(worker) -> list[dict]:
+        runs = []
+        for _ in range(repeats):
+            mark = reads.mark()
+            run = loop.measure(worker)
+            runs.append({**run, **reads.since(mark, run["artifact"])})
+        return runs
+
+    one = Worker(queue=queue, data_dir=scratch / "data", log_path=scratch / "worker-one-host.log", processes=2,
+                 command=worker_command(queue, 2), environment={READS: str(reads.path)})
+    try:
+        one.start(timeout=120)
+        one_host = measured(one)
+    except BaseException:
+        print(f"worker logs are kept in {scratch}", file=sys.stderr)
+        raise
+    finally:
+        one.stop()
+
+    # From here every process keeps models in PostgreSQL, starting from the ones (a) left in the data folder.
+    local, database = LocalStore(settings.DATA_DIR), PostgresStore()
+    for name in local.names("models/"):
+        database.write(name, local.read(name))
+    os.environ["DEIDLOOP_ARTIFACT_STORE"] = settings.ARTIFACT_STORE = "postgres"
+    environment = {key: value for key, value in os.environ.items() if key not in ("DEIDLOOP_DATA_DIR", "DEIDLOOP_VAR")}
+    environment.update({"SECRET_KEY": settings.SECRET_KEY, READS: str(reads.path)})
+    try:
+        two = hosts.start_workers(["deid-host-a", "deid-host-b"], queue=queue, environment=environment)
+        two_hosts = measured(two)
+    except BaseException:
+        print(f"worker and server logs are kept in {scratch}", file=sys.stderr)
+        raise
+
+    a = {"hosts": 1, "processes": 2, "artifact_store": "local", **bytes_summary(one_host), **summarise(one_host)}
+    b = {"hosts": 2, "processes": 2, "artifact_store": "postgres", **bytes_summary(two_hosts), **summarise(two_hosts)}
+    return {
+        "hosts": {"one_host": a, "two_hosts": b},
+        "reference": "one_host (a), same run; two_hosts_over_one is (b)/(a)",
+        "two_hosts_over_one": {key: ratio(b[key], a[key]) for key in (
+            "median_seconds_to_new_ranking", "max_seconds_to_new_ranking", "bytes_moved_per_retrain",
+            "artifact_reads_per_retrain", "model_bytes")},
+        "next_record_is_top": a["next_record_is_top"] and b["next_record_is_top"],
+    }
+
+
+def bytes_summary(runs: list[dict]) -> dict:
+    """The artifact bytes the worker processes read per retrain, and who did the work."""
+    return {
+        "bytes_moved_per_retrain": statistics.median([run["bytes_moved"] for run in runs]),
+        "bytes_moved_runs": [run["bytes_moved"] for run in runs],
+        "artifact_reads_per_retrain": statistics.median([run["artifact_reads"] for run in runs]),
+        "artifact_reads_runs": [run["artifact_reads"] for run in runs],
+        "model_bytes": statistics.median([run["model_bytes"] or 0 for run in runs]),
+        "model_bytes_runs": [run["model_bytes"] for run in runs],
+        "model_readers_runs": [run["model_readers"] for run in runs],
+        "trained_on": [run["trained_on"] for run in runs],
+        "scored_on": [run["scored_on"] for run in runs],
+    }
 
 
 if __name__ == "__main__":
