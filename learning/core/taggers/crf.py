@@ -43,9 +43,12 @@ class CRFTagger(BaseTagger):
     With ``warm_start``, fitting a tagger that is already fitted continues from its weights for at most
     ``warm_iterations`` iterations of the project's trainer.  So that the model never drifts far from what
     a cold fit would give, the refit policy fits from zero with crfsuite instead when there is no model
-    yet or after ``refit_every`` warm fits in a row; when the documents have grown by more than
-    ``refit_growth`` (a share) since the last cold fit (many annotators at once), the warm fit runs four
-    times as many iterations — a cold fit of hundreds of records would hold the loop for a minute.  With
+    yet, after ``refit_every`` warm fits in a row, or once the documents have grown by more than
+    ``refit_growth`` (a share) since the last cold fit. When they have grown that much since the *previous
+    fit* (many annotators at once), the warm fit runs four times as many iterations — a cold fit of
+    hundreds of records would hold the loop for a minute. Growth is counted from the previous fit, not the
+    last cold one, so that a tiny first model (5 records) does not make every later warm fit four times as
+    long until the next cold fit.  With
     ``cold_refit="background"`` (the live loop's) the fit itself stays warm when a cold fit is due: the
     caller sees :meth:`cold_fit_due`, has a fresh tagger fitted cold away from the loop's path, and the next
     warm fit continues from that one (its counters start again from the cold fit).  The
@@ -130,6 +133,7 @@ class CRFTagger(BaseTagger):
         else:
             self._fit_crfsuite(docs, feats)
             self.warm_fits_, self.cold_documents_, self.fit_kind_ = 0, len(docs), "cold"
+        self.fitted_documents_ = len(docs)
         return self
 
     def fits_warm(self, n_documents: int) -> bool:
@@ -150,7 +154,9 @@ class CRFTagger(BaseTagger):
         return n_documents > getattr(self, "cold_documents_", 0) * (1.0 + self.refit_growth)
 
     def _warm_iterations(self, n_documents: int) -> int:
-        return self.warm_iterations * (4 if self._grown(n_documents) else 1)
+        previous = getattr(self, "fitted_documents_", getattr(self, "cold_documents_", 0))
+        burst = n_documents > previous * (1.0 + self.refit_growth)
+        return self.warm_iterations * (4 if burst else 1)
 
     def _fit_warm(self, docs: Sequence[Document], feats: list[DocumentFeatures]) -> None:
         """Continue from the current weights on ``docs`` (which may add attributes and labels)."""

@@ -188,6 +188,20 @@ def test_the_refit_policy_fits_from_zero_periodically_and_longer_when_the_docume
     assert CRFTagger(feature_cache=cache).fit(docs[:20]).fit(docs[:22]).fit_kind_ == "cold"  # no warm_start
 
 
+def test_a_tiny_first_model_makes_only_the_burst_after_it_longer_not_every_later_warm_fit():
+    cache = FeatureCache()
+    docs = synthetic_docs(30, seed=7)
+    tagger = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True, cold_refit="background").fit(docs[:5])
+    budgets = []
+    for n in (10, 15, 20, 25, 30):
+        budgets.append(tagger._warm_iterations(n))
+        tagger.fit(docs[:n])
+    # 10 > 5 * 1.5 is a burst; after that each batch of 5 grows the documents by less than half of the
+    # previous fit's, although they are six times the cold fit's by the end (whose base is due meanwhile).
+    assert budgets == [4 * tagger.warm_iterations] + [tagger.warm_iterations] * 4
+    assert tagger.cold_fit_due(30) and tagger.fitted_documents_ == 30 and tagger.cold_documents_ == 5
+
+
 def test_with_cold_refits_in_the_background_the_fit_stays_warm_and_says_a_cold_fit_is_due():
     cache = FeatureCache()
     docs = synthetic_docs(40, seed=7)
