@@ -51,7 +51,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import OptimizeWarning, curve_fit
 
 __all__ = [
     "ATTACKER_DEFAULTS",
@@ -377,6 +376,8 @@ def fit_learning_curve(
 
 def _fit_power_law(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | None:
     """The least-squares (a, b, c) over a few starting exponents and its covariance (None if not finite)."""
+    from scipy.optimize import OptimizeWarning, curve_fit  # here: the web processes import the planner's forms
+
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     a0 = min(max(float(y.max()) + 0.01, 0.01), 0.999)
     for c0 in _START_EXPONENTS:

@@ -142,12 +142,14 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-
-from faker import Faker
+from typing import TYPE_CHECKING
 
 from deid.core import place_data
 from deid.core._compat.faker_data import countries, name_lists, street_prefixes, street_types
 from deid.core.dates import month_shift, shift_date_text
+
+if TYPE_CHECKING:  # Faker is imported on the first draw (module loading stays light for the web)
+    from faker import Faker
 
 __all__ = [
     "KINDS",
@@ -538,6 +540,8 @@ class _Locale:
         """``Faker(locale).<method>()`` after seeding, so that a seed always gives the same value."""
         with self._lock:
             if self._faker is None:
+                from faker import Faker  # here: the web processes import this module, seldom draw surrogates
+
                 self._faker = Faker(self.code)
             self._faker.seed_instance(seed)
             return str(getattr(self._faker, method)())

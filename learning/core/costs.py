@@ -14,9 +14,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-import numpy as np
-from scipy.optimize import nnls
-
 from learning.core.params import Param
 
 __all__ = ["CostFit", "MEASURED_ROI_PARAMETERS", "MIN_RECORDS", "VALUE_SECONDS", "fit_costs", "measured_roi_params"]
@@ -68,6 +65,9 @@ def fit_costs(
 
     Records with no active time or no tokens say nothing about cost and are left out.
     """
+    import numpy as np  # here, not at the top: the web processes read this module's settings, not the fit
+    from scipy.optimize import nnls
+
     columns = [np.asarray(values, dtype=np.float64) for values in (tokens, fn_fixes, fp_fixes, seconds)]
     if len({column.shape for column in columns}) != 1 or columns[0].ndim != 1:
         raise ValueError("tokens, fn_fixes, fp_fixes and seconds must be equally long sequences")

@@ -38,8 +38,6 @@ from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.cluster.hierarchy import cut_tree, linkage
-from scipy.spatial.distance import pdist, squareform
 
 from corpus.text import sentence_bounds, tokenize
 from learning.core._compat import textstat as textstat_compat
@@ -406,6 +404,8 @@ def dunn_index(points: np.ndarray, labels: Sequence[int]) -> float:
     lab = np.asarray(labels)
     if lab.shape != (x.shape[0],):
         raise ValueError(f"Expected {x.shape[0]} labels, got shape {lab.shape}.")
+    from scipy.spatial.distance import pdist, squareform  # scipy where clusters are computed, not on import
+
     return _dunn_from_distances(squareform(pdist(x)), lab)
 
 
@@ -481,6 +481,9 @@ def cluster_features(
     labels = np.zeros(n, dtype=int)
     dunn: dict[int, float] = {}
     if n >= 3 and kept.size and k_hi >= 2:
+        from scipy.cluster.hierarchy import cut_tree, linkage
+        from scipy.spatial.distance import pdist, squareform
+
         z = z_all[:, kept]
         tree = linkage(z, method="ward")
         distances = squareform(pdist(z))

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol, Sequence, TypeVar, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Sequence, TypeVar, runtime_checkable
 
 from corpus.bio import OUTSIDE, bio_labels, bio_to_spans, label_of, spans_to_bio
 from corpus.text import Token, tokenize
 from corpus.types import Document, Span
 from learning.core.params import Param
+
+if TYPE_CHECKING:  # numpy is imported where a tagger computes, not by the web processes that list taggers
+    import numpy as np
 
 __all__ = [
     "Tagger",
@@ -194,7 +195,7 @@ def marginals_to_tags(marginals: np.ndarray, labels: Sequence[str]) -> list[str]
     """The most probable label of every token (ties go to the label listed first)."""
     if marginals.shape[0] == 0:
         return []
-    best = np.argmax(marginals, axis=1)
+    best = marginals.argmax(axis=1)
     return [labels[i] for i in best.tolist()]
 
 

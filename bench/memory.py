@@ -1,0 +1,159 @@
+"""Memory of the default install (``./deidloop up``): what each process holds idle, and after a retrain.
+
+Starts ``python -m config.launcher up`` on a fresh data folder and free ports (bench/workbench_latency.py's
+stack), seeds it (MEDDOCAN train as a pool, the annotator accounts) and measures, from ``/proc``:
+
+- **idle**: after the site answers and ``--settle`` seconds with no requests;
+- **served**: after one annotator's ``--cycles`` next + submit cycles through every web process (the
+  first requests import what the views need), ``--settle`` seconds later;
+- **after a retrain**: once the submissions have made the worker fit and publish a model (the loop's
+  batch), ``--settle`` seconds later — what the worker keeps of a trained model.
+
+Each time, per process kind (launcher, web, worker main process with beat, worker pool processes,
+PostgreSQL with its backends, Redis): the summed RSS (the figure the goal is set in; pages shared between
+processes count once per process) and the summed PSS (shared pages divided among their processes, which
+adds up to what the install really costs). The reference, measured in the same run, is the embedded
+PostgreSQL and Redis alone (the floor any application on them starts from); the figures are also given
+as a ratio to the goal of 600 MiB summed RSS.
+
+Prints one JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from workbench_latency import PASSWORD, SHARED, Stack, Tally, _children, cycle, log_in
+
+GOAL_MIB = 600
+KINDS = ("launcher", "web", "worker", "worker_pool", "postgres", "redis")
+
+
+def _cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in KiB, from smaps_rollup."""
+    rss = pss = 0
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name == "Rss":
+            rss = int(value.split()[0])
+        elif name == "Pss":
+            pss = int(value.split()[0])
+    return rss, pss
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _kind(pid: int, worker_main: set[int]) -> str | None:
+    command = _cmdline(pid)
+    if "config.launcher" in command:
+        return "launcher"
+    if "daphne" in command:
+        return "web"
+    if "celery" in command:
+        return "worker" if pid in worker_main else "worker_pool"
+    if "postgres" in command:
+        return "postgres"
+    if "redis-server" in command or "redis_server" in command:
+        return "redis"
+    return None
+
+
+def snapshot(stack: Stack) -> dict:
+    """Summed RSS and PSS (MiB) and process counts per kind, for the launcher and everything under it."""
+    pids = [stack.process.pid, *_descendants(stack.process.pid)]
+    celery = {pid for pid in pids if "celery" in _cmdline(pid)}
+    worker_main = {pid for pid in celery if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                   not in celery}
+    totals = {kind: {"processes": 0, "rss_mib": 0.0, "pss_mib": 0.0} for kind in KINDS}
+    for pid in pids:
+        try:
+            kind = _kind(pid, worker_main)
+            if kind is None:
+                continue
+            rss, pss = _memory_kib(pid)
+        except OSError:  # exited meanwhile
+            continue
+        totals[kind]["processes"] += 1
+        totals[kind]["rss_mib"] += rss / 1024
+        totals[kind]["pss_mib"] += pss / 1024
+    for figures in totals.values():
+        figures["rss_mib"] = round(figures["rss_mib"], 1)
+        figures["pss_mib"] = round(figures["pss_mib"], 1)
+    rss = sum(figures["rss_mib"] for figures in totals.values())
+    pss = sum(figures["pss_mib"] for figures in totals.values())
+    services = sum(totals[kind]["rss_mib"] for kind in ("postgres", "redis"))
+    return {"total_rss_mib": round(rss, 1), "total_pss_mib": round(pss, 1),
+            "rss_over_goal": round(rss / GOAL_MIB, 2), "rss_over_services": round(rss / services, 2),
+            "services_rss_mib": round(services, 1), "by_kind": totals}
+
+
+def models_published(stack: Stack, project_id: int) -> int:
+    return int(stack.manage(
+        "shell", "-c",
+        f"from learning.models import ModelVersion; print(ModelVersion.objects.filter(project_id={project_id}).count())",
+    ).strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--settle", type=float, default=20.0, help="seconds without requests before measuring")
+    parser.add_argument("--cycles", type=int, default=30, help="next + submit cycles before the second measure")
+    parser.add_argument("--retrain-seconds", type=float, default=300.0, help="how long to wait for a model")
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args()
+
+    stack = Stack(web_workers=None, web_threads=None)
+    result: dict = {"benchmark": "memory", "goal_total_rss_mib": GOAL_MIB}
+    try:
+        stack.start()
+        seeded = json.loads(stack.manage(
+            "seed_benchmark", str(SHARED / "meddocan" / "train"), "--annotators", "1", "--password", PASSWORD,
+            "--seed", str(options.seed),
+        ).strip().splitlines()[-1])
+        project_id = seeded["project_id"]
+        time.sleep(options.settle)
+        result["idle"] = snapshot(stack)
+
+        session = log_in(stack.base, seeded["annotators"][0], PASSWORD)
+        tally, rng = Tally(), random.Random(options.seed)
+        for _ in range(options.cycles):
+            if not cycle(session, stack.base, project_id, rng, tally):
+                break
+        result["cycles"] = {"submitted": tally.submitted, "errors": tally.errors[:5]}
+        time.sleep(options.settle)
+        result["served"] = snapshot(stack)
+
+        deadline = time.monotonic() + options.retrain_seconds
+        while models_published(stack, project_id) == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no model was published within {options.retrain_seconds} s")
+            time.sleep(2)
+        time.sleep(options.settle)
+        result["after_retrain"] = snapshot(stack)
+        result["goal_met"] = max(result[phase]["total_rss_mib"] for phase in ("idle", "served", "after_retrain")) \
+            < GOAL_MIB
+    except Exception as error:
+        result["failed"] = f"{type(error).__name__}: {error}"
+        print(stack.log_tail() if stack.data.exists() else "", file=sys.stderr)
+    finally:
+        result["stopped_cleanly"] = stack.stop()
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
