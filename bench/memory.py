@@ -9,9 +9,9 @@ stack), seeds it (MEDDOCAN train as a pool, the annotator accounts) and measures
 - **after a retrain**: once the submissions have made the worker fit and publish a model (the loop's
   batch), ``--settle`` seconds later — what the worker keeps of a trained model.
 
-Each time, per process kind (launcher, web, worker main process with beat, worker pool processes,
-PostgreSQL with its backends, Redis): the summed RSS (the figure the goal is set in; pages shared between
-processes count once per process) and the summed PSS (shared pages divided among their processes, which
+Each time, per process kind (launcher, web, worker main process, worker pool processes, PostgreSQL with
+its backends, Redis): the summed RSS (the figure the goal is set in; pages shared between processes count
+once per process) and the summed PSS (shared pages divided among their processes, which
 adds up to what the install really costs). The reference, measured in the same run, is the embedded
 PostgreSQL and Redis alone (the floor any application on them starts from); the figures are also given
 as a ratio to the goal of 600 MiB summed RSS.
@@ -68,14 +68,17 @@ def _kind(pid: int, worker_main: set[int]) -> str | None:
         return "worker" if pid in worker_main else "worker_pool"
     if "postgres" in command:
         return "postgres"
-    if "redis-server" in command or "redis_server" in command:
+    if "redis" in command:
         return "redis"
     return None
 
 
 def snapshot(stack: Stack) -> dict:
     """Summed RSS and PSS (MiB) and process counts per kind, for the launcher and everything under it."""
-    pids = [stack.process.pid, *_descendants(stack.process.pid)]
+    # PostgreSQL and Redis run detached from the launcher (the embedded services outlive one command).
+    postmaster = int((stack.data / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
+    redis = int((stack.data / "redis" / "redis.pid").read_text().split()[0])
+    pids = [stack.process.pid, *_descendants(stack.process.pid), postmaster, *_descendants(postmaster), redis]
     celery = {pid for pid in pids if "celery" in _cmdline(pid)}
     worker_main = {pid for pid in celery if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
                    not in celery}
