@@ -88,16 +88,15 @@ def _terminate(processes: list[subprocess.Popen], *, grace: float = 20.0) -> Non
 WORKER_RESTARTS_PER_MINUTE = 3
 
 
-def worker_command(schedule: Path | None = None) -> list[str]:
-    """The command line of the Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes) with beat inside it:
-    beat runs the loop's watchdog, which resumes a retrain whose worker died, once a minute. ``schedule`` is
-    beat's state file (default: the data folder's ``celerybeat-schedule``).
+def worker_command() -> list[str]:
+    """The command line of the Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes). No beat: the worker's
+    heartbeat thread sends the loop's watchdog, which resumes a retrain whose worker died, once a minute
+    (``learning.services.workers.Heartbeat``), so no scheduler process holds memory for it.
 
     Without gossip and mingle (and, in the settings, remote control) the worker's broker connection has one
     channel, so that a Redis restart leaves the worker running (see CELERY_WORKER_ENABLE_REMOTE_CONTROL)."""
     return [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
-            "--concurrency", str(sizing.worker_processes()), "--without-gossip", "--without-mingle",
-            "--beat", "--schedule", str(schedule or settings_data_dir() / "celerybeat-schedule")]
+            "--concurrency", str(sizing.worker_processes()), "--without-gossip", "--without-mingle"]
 
 
 def _start_worker() -> subprocess.Popen:

@@ -168,9 +168,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("DEI
 CELERY_RESULT_EXPIRES = 24 * 3600
 # Several deployments (or a test run beside a running one) can share a Redis with different queues.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DEIDLOOP_QUEUE", "celery")
-CELERY_BEAT_SCHEDULE = {
-    "resume-stalled-retrains": {"task": "learning.recover_jobs", "schedule": 60.0},
-}
+# No beat schedule: every worker sends the loop's watchdog (learning.recover_jobs) once a minute from its
+# heartbeat thread (learning.services.workers.Heartbeat).
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

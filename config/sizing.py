@@ -45,7 +45,7 @@ def worker_processes() -> int:
 #: Besides its request threads, a web process reaches the database from Channels' thread pool (websocket
 #: consumers) and its startup checks: a few more connections each.
 WEB_EXTRA_CONNECTIONS = 2
-#: The worker's main process and beat, next to its pool processes.
+#: The worker's main process (its own thread and its heartbeat thread), next to its pool processes.
 WORKER_EXTRA_CONNECTIONS = 2
 
 

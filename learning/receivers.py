@@ -43,7 +43,7 @@ def queue_retrain_after_batch(sender, annotation, **kwargs) -> None:
 
 
 #: While a job's worker is dead, every submission finds the job stalled; one recovery message per job per
-#: window is enough (beat also runs ``recover_jobs`` every minute).
+#: window is enough (every worker also sends ``recover_jobs`` once a minute).
 RECOVERY_WINDOW_SECONDS = 30
 
 

@@ -251,10 +251,11 @@ _heartbeat: workers.Heartbeat | None = None
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs) -> None:
     """Resume what dead workers left, and start this worker's heartbeat (``./deidloop manage status`` reads
-    it; a worker whose heartbeat stops has its jobs resumed by the others)."""
+    it; a worker whose heartbeat stops has its jobs resumed by the others), which also sends the watchdog
+    (``recover_jobs``) once a minute."""
     global _heartbeat
     recover_jobs.delay()
-    _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers)
+    _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers, watchdog=recover_jobs.delay)
     _heartbeat.start()
 
 

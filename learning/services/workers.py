@@ -35,6 +35,9 @@ HEARTBEAT_TTL = 12
 #: How long after taking a task a worker writes its heartbeat.
 WAKE_DELAY_SECONDS = 0.1
 
+#: How often each worker runs the loop's watchdog (``Heartbeat``'s ``watchdog``: resume stalled retrains).
+WATCHDOG_SECONDS = 60.0
+
 #: A worker stopped normally says so; one lost is remembered this long in the hash at most.
 FORGET_AFTER_SECONDS = 24 * 3600
 
@@ -188,16 +191,21 @@ def _iso(epoch: float | None) -> str | None:
 
 
 class Heartbeat(threading.Thread):
-    """Writes the worker's heartbeat every HEARTBEAT_SECONDS and hands lost workers' records to ``on_lost``.
+    """Writes the worker's heartbeat every HEARTBEAT_SECONDS, hands lost workers' records to ``on_lost`` and
+    calls ``watchdog`` every WATCHDOG_SECONDS (it sends the task that resumes stalled retrains: every worker
+    does, so that no separate scheduler process has to run, and a resumed job is claimed once however many
+    workers ask).
 
     A Redis or database that is away is logged and tried again at the next beat: the thread never ends
     before the worker does. Lost workers are looked for only once this worker's heartbeats have gone through
     for HEARTBEAT_TTL seconds in a row: after Redis was away (restarted), every worker's key may have expired,
     and the others need a beat to write theirs again before any is taken for lost."""
 
-    def __init__(self, consumer, on_lost: Callable[[list[dict[str, Any]]], None]) -> None:
+    def __init__(self, consumer, on_lost: Callable[[list[dict[str, Any]]], None],
+                 watchdog: Callable[[], Any] | None = None) -> None:
         super().__init__(name="deidloop-heartbeat", daemon=True)
-        self.consumer, self.on_lost = consumer, on_lost
+        self.consumer, self.on_lost, self.watchdog = consumer, on_lost, watchdog
+        self.watched_at = time.monotonic()  # the worker's start runs the watchdog once already
         self.started_at = now_iso()
         self.stopping, self.woken = threading.Event(), threading.Event()
         self.published_since: float | None = None
@@ -236,6 +244,12 @@ class Heartbeat(threading.Thread):
                 self.beat()
             except Exception as error:  # noqa: BLE001 - see the class's docstring
                 log.warning("could not write the worker's heartbeat (will retry): %s", error)
+            if self.watchdog is not None and started - self.watched_at >= WATCHDOG_SECONDS:
+                try:
+                    self.watchdog()
+                    self.watched_at = started
+                except Exception as error:  # noqa: BLE001 - the broker is away: tried again at the next beat
+                    log.warning("could not send the watchdog's task (will retry): %s", error)
             if self.woken.wait(max(0.0, HEARTBEAT_SECONDS - (time.monotonic() - started))):
                 # Woken as the worker takes a task (Celery's task_received comes just before the task is
                 # listed among the reserved ones), and often several at once: write the heartbeat a moment later.

@@ -1,8 +1,8 @@
 """The Celery worker under broker faults: Redis restarted under a running worker, while a task is in flight
 (its message unacknowledged, as late acks leave it), neither kills the worker nor stops it consuming.
 
-The worker runs the launcher's command line (``config.launcher.worker_command``: its options, beat inside
-it) on a Redis of the test's own, which the test stops and starts again; the test database is its database.
+The worker runs the launcher's command line (``config.launcher.worker_command``: its options) on a Redis
+of the test's own, which the test stops and starts again; the test database is its database.
 Every wait is for a signal (a file the task writes, a line of the worker's log, a result) with a deadline
 far above what a loaded two-core machine needs, never a fixed sleep, and a failure shows the worker's log.
 """
@@ -39,8 +39,7 @@ def redis(tmp_path):
 def worker(redis, tmp_path, monkeypatch):
     """The launcher's worker (two pool processes, as ``up`` starts it) on ``redis``, with the probe tasks."""
     monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "2")
-    command = [*worker_command(schedule=tmp_path / "celerybeat-schedule"),
-               "--include", "tests.integration.broker_probe"]
+    command = [*worker_command(), "--include", "tests.integration.broker_probe"]
     worker = Worker(queue=f"broker-faults-{uuid.uuid4().hex[:8]}", data_dir=tmp_path / "data",
                     log_path=tmp_path / "worker.log", command=command, environment={"REDIS_URL": redis.url})
     worker.start(timeout=START_SECONDS)

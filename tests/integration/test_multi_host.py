@@ -176,10 +176,9 @@ class Cluster:
         netns.wait_for_port(self.web.address, WEB_PORT, timeout=90, process=process, log=log)
 
     def start_worker(self, host: netns.Host):
-        """``./deidloop up``'s worker command (with beat), on ``host`` with its data folder; not waited for."""
+        """``./deidloop up``'s worker command, on ``host`` with its data folder; not waited for."""
         log = self.log(f"worker-{host.hostname}")
-        schedule = Path(self.environment(host)["DEIDLOOP_DATA_DIR"]) / "celerybeat-schedule"
-        command = worker_command(schedule)
+        command = worker_command()
         command[command.index("--concurrency") + 1] = "1"  # one shard at a time per host
         self.workers[host.hostname] = host.start(command, log=log, env=self.environment(host), cwd=ROOT)
         return self.workers[host.hostname]

@@ -25,8 +25,10 @@ SERVING_SECONDS = 300
 MODEL_SECONDS = 420
 
 
-def _pids(pattern: str) -> set[int]:
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+def _worker_pids(launcher: subprocess.Popen) -> set[int]:
+    """The Celery worker the launcher started (its child; the pool processes are the worker's)."""
+    found = subprocess.run(["pgrep", "-P", str(launcher.pid), "-f", "celery -A config worker"],
+                           capture_output=True, text=True).stdout.split()
     return {int(pid) for pid in found}
 
 
@@ -85,10 +87,10 @@ def test_up_serves_the_demo_and_stops_cleanly_on_sigterm():
                    log=log, what="no new model after a full batch of submissions")
 
         # A killed worker is replaced; the site stays up.
-        worker_pids = _pids(f"{data}/celerybeat-schedule")
-        assert worker_pids, log.read_text()[-6000:]
+        worker_pids = _worker_pids(process)
+        assert len(worker_pids) == 1, log.read_text()[-6000:]
         os.killpg(os.getpgid(min(worker_pids)), signal.SIGKILL)
-        wait_until(lambda: _pids(f"{data}/celerybeat-schedule") - worker_pids, seconds=120, log=log,
+        wait_until(lambda: _worker_pids(process) - worker_pids, seconds=120, log=log,
                    what="the killed worker was not replaced")
         assert lead.get(loop_url).status_code == 200
 

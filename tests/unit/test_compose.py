@@ -12,7 +12,7 @@ import yaml
 from config.launcher import web_command, worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SERVICES = ("web", "worker", "beat")
+APP_SERVICES = ("web", "worker")
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_the_hosts_share_nothing_but_postgres_and_redis(services):
     data_dir = _environment(services["web"])["DEIDLOOP_DATA_DIR"]
     assert any(str(volume).endswith(f":{data_dir}") for volume in services["web"]["volumes"])
     web_volumes = {str(volume).split(":", 1)[0] for volume in services["web"]["volumes"]}
-    for name in ("worker", "beat"):
+    for name in ("worker",):
         assert not web_volumes & {str(volume).split(":", 1)[0] for volume in services[name].get("volumes", [])}
 
 
@@ -209,7 +209,8 @@ def test_the_worker_runs_the_launchers_worker_options(services):
     """A broker connection with one channel, as ``./deidloop up``'s worker has: the worker survives a Redis
     restart (see CELERY_WORKER_ENABLE_REMOTE_CONTROL in config/settings.py)."""
     compose_options = set(shlex.split(_command(services["worker"])))
-    assert {"--without-gossip", "--without-mingle"} <= compose_options & set(worker_command(Path("schedule")))
+    assert {"--without-gossip", "--without-mingle"} <= compose_options & set(worker_command())
+    assert "--beat" not in compose_options | set(worker_command())  # every worker runs the watchdog itself
 
 
 def test_named_volumes_are_declared(compose, services):

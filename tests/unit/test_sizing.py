@@ -29,7 +29,7 @@ def test_one_web_process_per_core_unless_set(monkeypatch):
 def test_the_database_allows_every_web_thread_and_worker_process(monkeypatch):
     monkeypatch.setattr(sizing, "cores", lambda: 4)
     monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "3")
-    # 4 web processes x (4 threads + 2) + 3 worker processes + the worker's main process and beat
+    # 4 web processes x (4 threads + 2) + 3 worker processes + the worker's main process's two threads
     assert sizing.database_connections() == 4 * 6 + 3 + 2 == 29
     assert sizing.postgres_settings()["max_connections"] == str(29 + 100)
     monkeypatch.setenv("DEIDLOOP_WEB_THREADS", "8")
