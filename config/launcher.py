@@ -89,14 +89,17 @@ WORKER_RESTARTS_PER_MINUTE = 3
 
 
 def worker_command() -> list[str]:
-    """The command line of the Celery worker (``DEIDLOOP_WORKER_PROCESSES`` processes). No beat: the worker's
-    heartbeat thread sends the loop's watchdog, which resumes a retrain whose worker died, once a minute
-    (``learning.services.workers.Heartbeat``), so no scheduler process holds memory for it.
+    """The command line of the Celery worker: up to ``DEIDLOOP_WORKER_PROCESSES`` pool processes, as few as
+    ``DEIDLOOP_WORKER_IDLE_PROCESSES`` once it has been idle ``DEIDLOOP_WORKER_IDLE_SECONDS`` (Celery's
+    autoscaler, ``learning.services.workers.IdleAutoscaler``), so that an idle worker gives back what its
+    retrains held. No beat: the worker's heartbeat thread runs the loop's watchdog, which resumes a retrain
+    whose worker died, once a minute (``learning.services.workers.Heartbeat``).
 
     Without gossip and mingle (and, in the settings, remote control) the worker's broker connection has one
     channel, so that a Redis restart leaves the worker running (see CELERY_WORKER_ENABLE_REMOTE_CONTROL)."""
     return [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info",
-            "--concurrency", str(sizing.worker_processes()), "--without-gossip", "--without-mingle"]
+            "--autoscale", f"{sizing.worker_processes()},{sizing.worker_idle_processes()}",
+            "--without-gossip", "--without-mingle"]
 
 
 def _start_worker() -> subprocess.Popen:

@@ -14,6 +14,7 @@ import dj_database_url
 
 from django.core.exceptions import ImproperlyConfigured
 
+from config import sizing as _sizing
 from config._compat.plotly import plotly_js_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -168,8 +169,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("DEI
 CELERY_RESULT_EXPIRES = 24 * 3600
 # Several deployments (or a test run beside a running one) can share a Redis with different queues.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DEIDLOOP_QUEUE", "celery")
-# No beat schedule: every worker sends the loop's watchdog (learning.recover_jobs) once a minute from its
-# heartbeat thread (learning.services.workers.Heartbeat).
+# No beat schedule: every worker runs the loop's watchdog (learning.recover_jobs) once a minute in its
+# heartbeat thread (learning.services.workers.Heartbeat), so that an idle worker receives no message and its
+# pool can shrink (``--autoscale``) after DEIDLOOP_WORKER_IDLE_SECONDS without a task.
+CELERY_WORKER_AUTOSCALER = "learning.services.workers:IdleAutoscaler"
+WORKER_IDLE_SECONDS = _sizing.worker_idle_seconds()
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

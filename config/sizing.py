@@ -38,8 +38,24 @@ def web_threads() -> int:
 
 
 def worker_processes() -> int:
-    """Celery worker processes of ``./deidloop up`` (``DEIDLOOP_WORKER_PROCESSES``, default 2)."""
+    """Celery worker processes of ``./deidloop up`` at most (``DEIDLOOP_WORKER_PROCESSES``, default 2)."""
     return _positive("DEIDLOOP_WORKER_PROCESSES", 2)
+
+
+def worker_idle_processes() -> int:
+    """Pool processes a worker keeps when it has had no task for ``worker_idle_seconds``
+    (``DEIDLOOP_WORKER_IDLE_PROCESSES``, default 0): a pool process that has trained and scored holds the
+    model, the features of what it scored and the libraries it imported (about 400 MiB on MEDDOCAN), which
+    only its end gives back; the next task starts a fresh one (about a second)."""
+    value = os.environ.get("DEIDLOOP_WORKER_IDLE_PROCESSES", "").strip()
+    return min(max(0, int(value)), worker_processes()) if value else 0
+
+
+def worker_idle_seconds() -> float:
+    """Seconds without a task after which a worker lets its pool shrink to ``worker_idle_processes``
+    (``DEIDLOOP_WORKER_IDLE_SECONDS``, default 300: retrains a few minutes apart keep their warm caches)."""
+    value = os.environ.get("DEIDLOOP_WORKER_IDLE_SECONDS", "").strip()
+    return max(1.0, float(value)) if value else 300.0
 
 
 #: Besides its request threads, a web process reaches the database from Channels' thread pool (websocket

@@ -250,13 +250,21 @@ _heartbeat: workers.Heartbeat | None = None
 
 @worker_ready.connect
 def _recover_on_start(sender=None, **kwargs) -> None:
-    """Resume what dead workers left, and start this worker's heartbeat (``./deidloop manage status`` reads
-    it; a worker whose heartbeat stops has its jobs resumed by the others), which also sends the watchdog
-    (``recover_jobs``) once a minute."""
+    """Start this worker's heartbeat (``./deidloop manage status`` reads it; a worker whose heartbeat stops
+    has its jobs resumed by the others), which also runs the watchdog — resume what dead workers left — at
+    once and then once a minute."""
     global _heartbeat
-    recover_jobs.delay()
-    _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers, watchdog=recover_jobs.delay)
+    _heartbeat = workers.Heartbeat(sender, on_lost=_resume_work_of_lost_workers, watchdog=_watchdog)
     _heartbeat.start()
+
+
+def _watchdog() -> None:
+    """``recover_jobs`` run here, in the worker's main process, rather than sent: an idle worker then gets
+    no message, and its pool shrinks (``IdleAutoscaler``); only a stalled job sends one (its retrain)."""
+    try:
+        recover_jobs()
+    finally:
+        connections.close_all()  # the main process forks pool processes: keep no connection open
 
 
 @task_received.connect

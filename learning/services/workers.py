@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 import redis
+from celery.worker.autoscale import Autoscaler
 from django.conf import settings
 from django.db import connection, connections
 
@@ -37,6 +38,16 @@ WAKE_DELAY_SECONDS = 0.1
 
 #: How often each worker runs the loop's watchdog (``Heartbeat``'s ``watchdog``: resume stalled retrains).
 WATCHDOG_SECONDS = 60.0
+
+
+class IdleAutoscaler(Autoscaler):
+    """Celery's autoscaler (``--autoscale MAX,MIN``), shrinking the pool once the worker has had no task for
+    ``settings.WORKER_IDLE_SECONDS`` (``DEIDLOOP_WORKER_IDLE_SECONDS``) rather than Celery's 30 s: retrains
+    a few minutes apart keep their pool processes, and with them the features and model they hold."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs["keepalive"] = settings.WORKER_IDLE_SECONDS
+        super().__init__(*args, **kwargs)
 
 #: A worker stopped normally says so; one lost is remembered this long in the hash at most.
 FORGET_AFTER_SECONDS = 24 * 3600
@@ -192,9 +203,9 @@ def _iso(epoch: float | None) -> str | None:
 
 class Heartbeat(threading.Thread):
     """Writes the worker's heartbeat every HEARTBEAT_SECONDS, hands lost workers' records to ``on_lost`` and
-    calls ``watchdog`` every WATCHDOG_SECONDS (it sends the task that resumes stalled retrains: every worker
-    does, so that no separate scheduler process has to run, and a resumed job is claimed once however many
-    workers ask).
+    calls ``watchdog`` every WATCHDOG_SECONDS (it resumes stalled retrains: every worker does, in this thread
+    of its main process, so that no scheduler process has to run and an idle worker gets no message; a
+    resumed job is claimed once however many workers ask).
 
     A Redis or database that is away is logged and tried again at the next beat: the thread never ends
     before the worker does. Lost workers are looked for only once this worker's heartbeats have gone through
@@ -205,7 +216,7 @@ class Heartbeat(threading.Thread):
                  watchdog: Callable[[], Any] | None = None) -> None:
         super().__init__(name="deidloop-heartbeat", daemon=True)
         self.consumer, self.on_lost, self.watchdog = consumer, on_lost, watchdog
-        self.watched_at = time.monotonic()  # the worker's start runs the watchdog once already
+        self.watched_at: float | None = None  # the first beat runs the watchdog: the worker's start
         self.started_at = now_iso()
         self.stopping, self.woken = threading.Event(), threading.Event()
         self.published_since: float | None = None
@@ -244,7 +255,8 @@ class Heartbeat(threading.Thread):
                 self.beat()
             except Exception as error:  # noqa: BLE001 - see the class's docstring
                 log.warning("could not write the worker's heartbeat (will retry): %s", error)
-            if self.watchdog is not None and started - self.watched_at >= WATCHDOG_SECONDS:
+            if self.watchdog is not None and (self.watched_at is None
+                                              or started - self.watched_at >= WATCHDOG_SECONDS):
                 try:
                     self.watchdog()
                     self.watched_at = started

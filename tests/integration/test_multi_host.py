@@ -179,7 +179,7 @@ class Cluster:
         """``./deidloop up``'s worker command, on ``host`` with its data folder; not waited for."""
         log = self.log(f"worker-{host.hostname}")
         command = worker_command()
-        command[command.index("--concurrency") + 1] = "1"  # one shard at a time per host
+        command[command.index("--autoscale") + 1] = "1,1"  # one shard at a time per host
         self.workers[host.hostname] = host.start(command, log=log, env=self.environment(host), cwd=ROOT)
         return self.workers[host.hostname]
 

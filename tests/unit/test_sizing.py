@@ -6,6 +6,7 @@ import pytest
 from config import sizing
 
 VARIABLES = ("DEIDLOOP_WEB_WORKERS", "DEIDLOOP_WEB_THREADS", "DEIDLOOP_WORKER_PROCESSES",
+             "DEIDLOOP_WORKER_IDLE_PROCESSES", "DEIDLOOP_WORKER_IDLE_SECONDS",
              "DEIDLOOP_PG_SPARE_CONNECTIONS", "DEIDLOOP_PG_MAX_CONNECTIONS", "DEIDLOOP_PG_SHARED_BUFFERS")
 
 
@@ -24,6 +25,18 @@ def test_one_web_process_per_core_unless_set(monkeypatch):
     assert sizing.web_workers() == 1
     monkeypatch.setenv("DEIDLOOP_WEB_WORKERS", "")  # docker-compose.yml passes it empty when unset
     assert sizing.web_workers() == 6
+
+
+def test_an_idle_worker_keeps_no_pool_process_after_five_minutes_unless_set(monkeypatch):
+    from config.launcher import worker_command
+
+    assert (sizing.worker_idle_processes(), sizing.worker_idle_seconds()) == (0, 300.0)
+    assert worker_command()[worker_command().index("--autoscale") + 1] == "2,0"
+    monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "3")
+    monkeypatch.setenv("DEIDLOOP_WORKER_IDLE_PROCESSES", "5")  # never more than the most
+    monkeypatch.setenv("DEIDLOOP_WORKER_IDLE_SECONDS", "0")  # Celery refuses a keepalive of 0
+    assert (sizing.worker_idle_processes(), sizing.worker_idle_seconds()) == (3, 1.0)
+    assert worker_command()[worker_command().index("--autoscale") + 1] == "3,3"
 
 
 def test_the_database_allows_every_web_thread_and_worker_process(monkeypatch):
