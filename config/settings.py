@@ -336,3 +336,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# The Celery application, made with the settings so that every Django process sends its tasks through it
+# (config/__init__.py says why it is not made on importing the package).
+from config import celery as _celery  # noqa: E402,F401
