@@ -250,12 +250,21 @@ def screenshots(args: list[str]) -> int:
     return subprocess.run(pytest, cwd=ROOT, env=env).returncode
 
 
+#: Commands that look at or change the migrations themselves: ``manage`` does not migrate before them.
+MIGRATION_COMMANDS = frozenset({"migrate", "makemigrations", "showmigrations", "sqlmigrate", "squashmigrations",
+                                "dbshell"})
+
+
 def manage(args: list[str]) -> int:
     if not needs_database(args):
         export_urls()
         return _manage(*args, check=False)
     services = ensure_services()
     try:
+        # A fresh checkout's database has no tables until something migrates it: an import before the first
+        # ``up`` must work as well (migrating an up-to-date database only checks).
+        if args[0] not in MIGRATION_COMMANDS:
+            _manage("migrate", "--no-input", "-v", "0", services=services)
         return _manage(*args, services=services, check=False)
     finally:
         services.stop()  # stops them only when no other process (an ``up``, another command) uses them

@@ -194,3 +194,24 @@ def _alive(user: str) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+@pytest.mark.slow
+def test_an_import_into_a_fresh_data_folder_migrates_the_new_database_first(tmp_path):
+    """The peers' sequence on a fresh checkout: ``manage import_corpus`` before any ``up`` (which used to fail
+    with 'relation "annotator_project" does not exist'); ``manage`` migrates before a database command."""
+    data = private_data_folder("shared-test")
+    env = environment(data, free_port())
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    (texts / "nota.txt").write_text("Paciente Juan, de Lugo.")
+    try:
+        imported = run_launcher(["manage", "import_corpus", "--project", "Fresh", "--format", "txt", str(texts)], env)
+        assert imported.returncode == 0, imported.stdout + imported.stderr
+        counted = run_launcher(["manage", "shell", "-c", "from annotator.models import Document; "
+                                "print(Document.objects.filter(project__name='Fresh').count())"], env)
+        assert counted.returncode == 0 and counted.stdout.strip().splitlines()[-1] == "1", counted.stderr
+        assert not postgres_running(data) and not redis_running(data)  # the commands stopped what they started
+    finally:
+        kill_leftovers(data)
+        remove_data_folder(data)
