@@ -81,6 +81,17 @@ class Worker:
         return self.log_path.read_text(errors="replace")[-6000:]
 
 
+def launcher_worker(*, redis_url: str, folder: Path, queue: str) -> Worker:
+    """The worker ``./deidloop up`` runs (``config.launcher.worker_command``, as the environment sizes it) with
+    the probe tasks of ``tests.integration.broker_probe``, on ``redis_url``; its data and log in ``folder``.
+    Not started."""
+    from config.launcher import worker_command
+
+    return Worker(queue=queue, data_dir=folder / "data", log_path=folder / "worker.log",
+                  command=[*worker_command(), "--include", "tests.integration.broker_probe"],
+                  environment={"REDIS_URL": redis_url})
+
+
 def wait_for(predicate, timeout: float, worker: Worker | None, what: str):
     """Poll ``predicate`` until it returns something true (returned) or ``timeout`` seconds pass (an
     AssertionError, with the worker's log when there is one)."""

@@ -15,8 +15,7 @@ import pytest
 from celery import Celery
 
 from config.embedded import EmbeddedRedis
-from config.launcher import worker_command
-from tests.integration.celery_worker import Worker
+from tests.integration.celery_worker import Worker, launcher_worker
 from tests.integration.launcher_process import free_port
 
 pytestmark = pytest.mark.django_db
@@ -37,11 +36,9 @@ def redis(tmp_path):
 
 @pytest.fixture
 def worker(redis, tmp_path, monkeypatch):
-    """The launcher's worker (two pool processes, as ``up`` starts it) on ``redis``, with the probe tasks."""
+    """The launcher's worker (up to two pool processes, as ``up`` starts it) on ``redis``, with the probe tasks."""
     monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "2")
-    command = [*worker_command(), "--include", "tests.integration.broker_probe"]
-    worker = Worker(queue=f"broker-faults-{uuid.uuid4().hex[:8]}", data_dir=tmp_path / "data",
-                    log_path=tmp_path / "worker.log", command=command, environment={"REDIS_URL": redis.url})
+    worker = launcher_worker(redis_url=redis.url, folder=tmp_path, queue=f"broker-faults-{uuid.uuid4().hex[:8]}")
     worker.start(timeout=START_SECONDS)
     yield worker
     worker.stop()

@@ -10,8 +10,7 @@ import uuid
 
 import pytest
 
-from config.launcher import worker_command
-from tests.integration.celery_worker import Worker
+from tests.integration.celery_worker import Worker, launcher_worker
 from tests.integration.test_broker_faults import START_SECONDS, _wait, client, redis  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
@@ -32,9 +31,7 @@ def worker(redis, tmp_path, monkeypatch):  # noqa: F811 - redis is the imported 
     monkeypatch.setenv("DEIDLOOP_WORKER_PROCESSES", "2")
     monkeypatch.setenv("DEIDLOOP_WORKER_IDLE_SECONDS", str(IDLE_SECONDS))
     monkeypatch.delenv("DEIDLOOP_WORKER_IDLE_PROCESSES", raising=False)
-    command = [*worker_command(), "--include", "tests.integration.broker_probe"]
-    worker = Worker(queue=f"idle-{uuid.uuid4().hex[:8]}", data_dir=tmp_path / "data",
-                    log_path=tmp_path / "worker.log", command=command, environment={"REDIS_URL": redis.url})
+    worker = launcher_worker(redis_url=redis.url, folder=tmp_path, queue=f"idle-{uuid.uuid4().hex[:8]}")
     worker.start(timeout=START_SECONDS)
     yield worker
     worker.stop()
