@@ -13,6 +13,11 @@ stack), seeds it (MEDDOCAN train as a pool, the annotator accounts) and measures
   for this stack; 300 by default in a deployment) and has ended its pool processes, ``--settle`` seconds
   later.
 
+What giving the memory back costs: the seconds from the submit that completes a batch (the project's batch
+size, 5) to the new model's publication, once while the pool is warm (right after the retrain above) and
+once after it was released (the pool processes start again, import the model libraries and featurize the
+records anew), and their ratio.
+
 Each time, per process kind (launcher, web, worker main process, worker pool processes, PostgreSQL with
 its backends, Redis): the summed RSS (the figure the goal is set in; pages shared between processes count
 once per process) and the summed PSS (shared pages divided among their processes, which
@@ -34,6 +39,8 @@ from pathlib import Path
 from workbench_latency import PASSWORD, SHARED, Stack, Tally, _children, cycle, log_in
 
 GOAL_MIB = 600
+#: The seeded project's batch size: submits per retrain.
+BATCH = 5
 KINDS = ("launcher", "web", "worker", "worker_pool", "postgres", "redis")
 
 
@@ -116,6 +123,33 @@ def models_published(stack: Stack, project_id: int) -> int:
     ).strip().splitlines()[-1])
 
 
+def wait_for_no_retrain(stack: Stack, project_id: int, bound: float) -> None:
+    """Until the project has no retrain job waiting or under way (the served cycles asked for several)."""
+    code = ("from learning.models import RetrainJob; print(RetrainJob.objects.filter("
+            f"project_id={project_id}, status__in=RetrainJob.ACTIVE).count())")
+    deadline = time.monotonic() + bound
+    while int(stack.manage("shell", "-c", code).strip().splitlines()[-1]):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"retrains were still under way after {bound} s")
+        time.sleep(1)
+
+
+def seconds_to_next_model(stack: Stack, session, project_id: int, rng: random.Random, tally: Tally,
+                          bound: float) -> float:
+    """Seconds from the submit that completes a batch of BATCH records to the next model's publication
+    (polled through ``manage``, about a second apart)."""
+    before = models_published(stack, project_id)
+    for _ in range(BATCH):
+        if not cycle(session, stack.base, project_id, rng, tally):
+            raise RuntimeError(f"a next or submit failed: {tally.errors[-1:] or 'the pool is empty'}")
+    started = time.monotonic()
+    while models_published(stack, project_id) <= before:
+        if time.monotonic() - started > bound:
+            raise RuntimeError(f"no model was published within {bound} s of a full batch")
+        time.sleep(0.5)
+    return round(time.monotonic() - started, 1)
+
+
 def wait_for_released_pool(stack: Stack, seconds: float) -> None:
     """Until the worker has ended its pool processes (idle for ``DEIDLOOP_WORKER_IDLE_SECONDS``)."""
     deadline = time.monotonic() + seconds
@@ -165,10 +199,15 @@ def main() -> None:
             time.sleep(2)
         time.sleep(options.settle)
         result["after_retrain"] = snapshot(stack)
+        wait_for_no_retrain(stack, project_id, options.retrain_seconds)  # the warm one waits behind none
+        warm = seconds_to_next_model(stack, session, project_id, rng, tally, options.retrain_seconds)
 
         wait_for_released_pool(stack, options.worker_idle_seconds + options.retrain_seconds)
         time.sleep(options.settle)
         result["released"] = snapshot(stack)
+        after_idle = seconds_to_next_model(stack, session, project_id, rng, tally, options.retrain_seconds)
+        result["batch_to_model_seconds"] = {"warm_pool": warm, "after_release": after_idle,
+                                            "ratio": round(after_idle / warm, 2)}
         result["worker_idle_seconds"] = options.worker_idle_seconds
         result["goal_met"] = max(result[phase]["total_rss_mib"] for phase in ("idle", "released")) < GOAL_MIB
     except Exception as error:
