@@ -260,8 +260,8 @@ class Heartbeat(threading.Thread):
                 try:
                     self.watchdog()
                     self.watched_at = started
-                except Exception as error:  # noqa: BLE001 - the broker is away: tried again at the next beat
-                    log.warning("could not send the watchdog's task (will retry): %s", error)
+                except Exception as error:  # noqa: BLE001 - the database or broker is away: the next beat retries
+                    log.warning("the loop's watchdog could not run (will retry): %s", error)
             if self.woken.wait(max(0.0, HEARTBEAT_SECONDS - (time.monotonic() - started))):
                 # Woken as the worker takes a task (Celery's task_received comes just before the task is
                 # listed among the reserved ones), and often several at once: write the heartbeat a moment later.
