@@ -119,7 +119,8 @@ def snapshot(stack: Stack) -> dict:
 def models_published(stack: Stack, project_id: int) -> int:
     return int(stack.manage(
         "shell", "-c",
-        f"from learning.models import ModelVersion; print(ModelVersion.objects.filter(project_id={project_id}).count())",
+        "from learning.models import ModelVersion; "
+        f"print(ModelVersion.objects.filter(project_id={project_id}).count())",
     ).strip().splitlines()[-1])
 
 
