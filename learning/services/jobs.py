@@ -82,6 +82,14 @@ def owner_is_dead(owner: str) -> bool:
         return False
 
 
+def owner_is_alive_here(owner: str) -> bool:
+    """True when ``owner`` (host:pid) is a live process of this machine: its attempt is under way even when
+    its lease ran out — a long fit in C code holds the interpreter lock, and the thread that renews the lease
+    cannot run until it ends. Only a process of another machine is judged by its lease alone."""
+    host, _, pid = owner.rpartition(":")
+    return host == socket.gethostname() and pid.isdigit() and not owner_is_dead(owner)
+
+
 class Superseded(Exception):
     """The attempt was taken over by another one; its work is thrown away."""
 
@@ -154,7 +162,8 @@ def claim(job_id: int) -> RetrainJob | None:
         job = RetrainJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or not job.is_active:
             return None
-        held = job.owner and job.lease_until and job.lease_until > now and not owner_is_dead(job.owner)
+        held = job.owner and ((job.lease_until and job.lease_until > now and not owner_is_dead(job.owner))
+                              or owner_is_alive_here(job.owner))
         if held and job.owner != this_process():
             return None
         job.attempt += 1
@@ -265,7 +274,7 @@ def stalled_jobs() -> list[int]:
     for job in RetrainJob.objects.filter(status__in=RetrainJob.ACTIVE):
         if job.owner and owner_is_dead(job.owner):
             stalled.append(job.pk)
-        elif job.lease_until is not None and job.lease_until < now:
+        elif job.lease_until is not None and job.lease_until < now and not owner_is_alive_here(job.owner):
             stalled.append(job.pk)
         elif job.lease_until is None and job.created_at < now - timedelta(seconds=LEASE_SECONDS):
             stalled.append(job.pk)
