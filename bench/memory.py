@@ -32,11 +32,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-from workbench_latency import PASSWORD, SHARED, Stack, Tally, _children, cycle, log_in
+from workbench_latency import PASSWORD, SHARED, Stack, Tally, _children, cycle, log_in, measured
 
 GOAL_MIB = 600
 #: The seeded project's batch size: submits per retrain.
@@ -173,7 +172,7 @@ def main() -> None:
     stack = Stack(web_workers=None, web_threads=None)
     stack.env["DEIDLOOP_WORKER_IDLE_SECONDS"] = str(options.worker_idle_seconds)
     result: dict = {"benchmark": "memory", "goal_total_rss_mib": GOAL_MIB}
-    try:
+    with measured(stack, result):
         stack.start()
         seeded = json.loads(stack.manage(
             "seed_benchmark", str(SHARED / "meddocan" / "train"), "--annotators", "1", "--password", PASSWORD,
@@ -211,12 +210,6 @@ def main() -> None:
                                             "ratio": round(after_idle / warm, 2)}
         result["worker_idle_seconds"] = options.worker_idle_seconds
         result["goal_met"] = max(result[phase]["total_rss_mib"] for phase in ("idle", "released")) < GOAL_MIB
-    except Exception as error:
-        result["failed"] = f"{type(error).__name__}: {error}"
-        print(stack.log_tail() if stack.data.exists() else "", file=sys.stderr)
-    finally:
-        result["stopped_cleanly"] = stack.stop()
-        print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,20 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "datasets"
 PASSWORD = "bench-" + uuid.uuid4().hex[:12]
+
+
+@contextmanager
+def measured(stack: "Stack", result: dict):
+    """The block measures on ``stack`` into ``result``; a failure is noted there (the stack's log on stderr),
+    and whatever happened the stack is stopped and ``result`` printed as one JSON line."""
+    try:
+        yield
+    except Exception as error:
+        result["failed"] = f"{type(error).__name__}: {error}"
+        print(stack.log_tail() if stack.data.exists() else "", file=sys.stderr)
+    finally:
+        result["stopped_cleanly"] = stack.stop()
+        print(json.dumps(result))
 
 
 def free_port() -> int:
@@ -337,7 +352,7 @@ def main() -> None:
 
     stack = Stack(web_workers=options.web_workers, web_threads=options.web_threads)
     result: dict = {"benchmark": "workbench_latency", "corpus": "meddocan/train"}
-    try:
+    with measured(stack, result):
         started = time.perf_counter()
         stack.start()
         result["startup_seconds"] = round(time.perf_counter() - started, 1)
@@ -386,12 +401,6 @@ def main() -> None:
             "no_errors": single["errors"] + concurrent["errors"] == 0,
             "nothing_lost": submitted == stored,
         }
-    except Exception as error:
-        result["failed"] = f"{type(error).__name__}: {error}"
-        print(stack.log_tail() if stack.data.exists() else "", file=sys.stderr)
-    finally:
-        result["stopped_cleanly"] = stack.stop()
-        print(json.dumps(result))
 
 
 if __name__ == "__main__":
