@@ -33,6 +33,7 @@ RUN useradd --system --create-home --home-dir /home/deidloop deidloop \
  && chown deidloop:deidloop /data
 USER deidloop
 VOLUME ["/data"]
-# Served behind the TLS-terminating reverse proxy (docker-compose.yml), whose forwarding headers Daphne trusts.
+# Served behind the TLS-terminating reverse proxy (docker-compose.yml), whose forwarding headers the web processes trust.
 EXPOSE 8000
-CMD ["daphne", "--proxy-headers", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
+ENV DEIDLOOP_HOST=0.0.0.0 DEIDLOOP_PORT=8000
+CMD ["python", "-m", "config.launcher", "serve"]

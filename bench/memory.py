@@ -72,7 +72,7 @@ def _kind(pid: int, worker_main: set[int]) -> str | None:
     command = _cmdline(pid)
     if "config.launcher" in command:
         return "launcher"
-    if "daphne" in command:
+    if "config.webserver" in command:
         return "web"
     if "celery" in command:
         return "worker" if pid in worker_main else "worker_pool"

@@ -119,8 +119,7 @@ class Stack:
     def cpu_seconds(self) -> dict[str, float]:
         """CPU time used so far by the web processes and by PostgreSQL's server processes: a measure of
         the work per request that other load on the machine does not inflate as much as latency."""
-        web = [pid for pid in _children(self.process.pid)
-               if b"daphne" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        web = self._web_pids()
         postmaster = int((self.data / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
         total = {"web": 0.0, "postgres": _cpu_seconds(postmaster, reaped_children=True)}
         for name, pids in (("web", web), ("postgres", _children(postmaster))):
@@ -131,8 +130,12 @@ class Stack:
                     pass
         return total
 
+    def _web_pids(self) -> list[int]:
+        return [pid for pid in _children(self.process.pid)
+                if b"config.webserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
     def web_processes(self) -> int:
-        return sum(b"daphne" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _children(self.process.pid))
+        return len(self._web_pids())
 
     def log_tail(self) -> str:
         return (self.data / "launcher.log").read_text(errors="replace")[-3000:]
@@ -326,6 +329,49 @@ def run_annotators(stack: Stack, sessions: list[requests.Session], project_id: i
     }
 
 
+def per_endpoint(stack: Stack, session: requests.Session, project_id: int, n: int) -> dict:
+    """Each call the workbench and the API make, ``n`` times in a row by one client: p50 latency and the web
+    processes' CPU per request (what the server, the middleware and the view cost, whatever else runs)."""
+    base = stack.base
+    handed = session.post(f"{base}/api/projects/{project_id}/next/").json()
+    annotation, document = handed["annotation"], handed["document"]["id"]
+    version = [annotation["version"]]
+
+    def save_draft() -> requests.Response:
+        response = session.put(f"{base}/api/annotations/{annotation['id']}/draft/",
+                               json={"spans": annotation["spans"], "version": version[0]})
+        if response.ok:
+            version[0] = response.json()["version"]
+        return response
+
+    calls = {
+        "login_page": lambda: session.get(f"{base}/login/"),
+        "next_open_record": lambda: session.post(f"{base}/api/projects/{project_id}/next/"),
+        "document": lambda: session.get(f"{base}/api/projects/{project_id}/documents/{document}/"),
+        "annotations_of_document": lambda: session.get(
+            f"{base}/api/projects/{project_id}/annotations/?document={document}"),
+        "draft_save": save_draft,
+    }
+    figures = {}
+    for name, call in calls.items():
+        for _ in range(5):  # warm
+            call().raise_for_status()
+        times = []
+        cpu_before = stack.cpu_seconds()
+        for _ in range(n):
+            started = time.perf_counter()
+            response = call()
+            times.append(time.perf_counter() - started)
+            response.raise_for_status()
+        cpu_after = stack.cpu_seconds()
+        figures[name] = {
+            "p50_ms": ms(percentile(times, 50)),
+            "web_cpu_ms": round((cpu_after["web"] - cpu_before["web"]) / n * 1000, 2),
+            "postgres_cpu_ms": round((cpu_after["postgres"] - cpu_before["postgres"]) / n * 1000, 2),
+        }
+    return figures
+
+
 def floor(session: requests.Session, base: str, n: int) -> list[float]:
     times = []
     for _ in range(n):
@@ -346,6 +392,8 @@ def main() -> None:
                         help="DEIDLOOP_WEB_WORKERS for the launcher (its default when not given)")
     parser.add_argument("--web-threads", type=int, default=None,
                         help="DEIDLOOP_WEB_THREADS for each web process (its default when not given)")
+    parser.add_argument("--endpoint-calls", type=int, default=200,
+                        help="calls of each endpoint in the per-endpoint phase")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     corpus = SHARED / "meddocan" / "train"
@@ -368,6 +416,7 @@ def main() -> None:
         # Warm up: the first requests of each process import and compile what the rest reuse.
         floor(sessions[0], stack.base, 20)
         floor_before = floor(sessions[0], stack.base, 50)
+        endpoints = per_endpoint(stack, sessions[-1], project_id, options.endpoint_calls)
         single = run_annotators(stack, sessions[:1], project_id, cycles=options.single_cycles,
                                 seconds=options.seconds, seed=options.seed)
         concurrent = run_annotators(stack, sessions, project_id, cycles=options.concurrent_cycles,
@@ -385,7 +434,8 @@ def main() -> None:
             for kind in ("next", "submit"):
                 phase[f"{kind}_p50_over_floor"] = round(phase[f"{kind}_p50_ms"] / ms(floor_p50), 1)
         result.update(
-            web_processes=stack.web_processes(), web_threads=options.web_threads or "default",
+            web_processes=stack.web_processes(),
+            web_threads=options.web_threads or "default", per_endpoint=endpoints,
             floor_login_page_p50_ms=ms(floor_p50),
             one_annotator=single, many_annotators=concurrent,
             submitted=submitted, stored_submitted_annotations=stored, lost=submitted - stored,

@@ -3,10 +3,14 @@ import asyncio
 import json
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import django
-from django.db import close_old_connections, connections, reset_queries
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.db import connections
+from django.http import FileResponse
 from django.urls import set_script_prefix
 
 from config._compat.django_asgi import ASGIHandler, load_sync_middleware, script_prefix
@@ -19,35 +23,88 @@ WEB_THREADS = max(1, int(os.environ.get("DEIDLOOP_WEB_THREADS", "4")))
 
 
 class ThreadPoolASGIHandler(ASGIHandler):
-    """Django's ASGI handler, serving each request's middleware chain and view in one go on a small pool of
-    long-lived threads, as a threaded WSGI server does.
+    """Django's ASGI handler, serving each request in one go on a small pool of long-lived threads, as a
+    threaded WSGI server does: the request_started signal, the middleware chain and the view, and (for a
+    response that is not streamed) the response's close with its request_finished signal, in one thread.
 
-    Every view here is sync. Django's default ASGI mode, with sync-only middleware in the chain (WhiteNoise),
-    hops between the event loop and a thread for every middleware method, and runs each request in a fresh
-    thread-sensitive context, whose database connection is new each time: one PostgreSQL connection
-    opened per request (about 5 ms here), however long CONN_MAX_AGE is. In a thread of its own that it
-    keeps, a request reuses that thread's connection, and CONN_MAX_AGE and health checks work as under WSGI.
+    Every view here is sync. Django's default ASGI mode hops between the event loop and a thread several times
+    a request: for each sync middleware method (WhiteNoise), for the request_started and request_finished
+    receivers (the database's, in one thread shared by all requests), and it waits on a second task for the
+    client's disconnect, which cannot stop a sync view anyway. That cost about 3 ms of CPU a request, more than
+    the busiest API view itself. It also runs each request in a fresh thread-sensitive context, whose database
+    connection is new each time: one PostgreSQL connection opened per request (about 5 ms here), however long
+    CONN_MAX_AGE is. In a thread of its own that it keeps, a request reuses that thread's connection, and
+    CONN_MAX_AGE and health checks work as under WSGI.
+
+    Django closes a connection only at a request's start or end, so after a burst every thread would keep its
+    PostgreSQL backend (a server process each) for as long as the site stays quiet: once no request has come
+    for ``idle_close_seconds`` (CONN_MAX_AGE), the threads close their connections.
     """
 
-    def __init__(self, *, threads: int = WEB_THREADS):
+    def __init__(self, *, threads: int = WEB_THREADS, idle_close_seconds: float | None = None):
         load_sync_middleware(self)
         self.threads = threads
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="django")
+        self.idle_close_seconds = idle_close_seconds
+        self._in_flight = 0
+        self._last_request = time.monotonic()
+        self._connections_open = False
+        self._idle_watch = None
 
-    async def get_response_async(self, request):
-        # run_in_executor, not sync_to_async: the thread must keep its own context (where Django keeps its
-        # connections) instead of running in a copy of this request's.
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._respond_in_thread, request)
-
-    def _respond_in_thread(self, request):
-        set_script_prefix(script_prefix(request.scope))
-        # What request_started and request_finished do for the database, in the thread that owns it.
-        reset_queries()
-        close_old_connections()
+    async def handle(self, scope, receive, send):
         try:
-            return self.get_response(request)
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return  # the client left (or RequestBodyLimit answered) while the body came in
+        loop = asyncio.get_running_loop()
+        self._in_flight += 1
+        self._connections_open = True
+        self._watch_idle_connections()
+        try:
+            # run_in_executor, not sync_to_async: the thread must keep its own context (where Django keeps
+            # its connections) instead of running in a copy of this request's.
+            response = await loop.run_in_executor(self._executor, self._serve_in_thread, scope, body_file)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:  # closed once its content is sent
+                    await loop.run_in_executor(self._executor, response.close)
         finally:
-            close_old_connections()
+            body_file.close()
+            self._in_flight -= 1
+            self._last_request = time.monotonic()
+
+    def _serve_in_thread(self, scope, body_file):
+        set_script_prefix(script_prefix(scope))
+        # Its receivers (the database's: reset the query log, close a connection too old or broken) run in
+        # the thread whose connection they look after.
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()  # request_finished: the same receivers, in the same thread
+        return response
+
+    def _watch_idle_connections(self) -> None:
+        idle = self.idle_close_seconds
+        if idle is None:
+            from django.conf import settings
+
+            idle = settings.DATABASES["default"].get("CONN_MAX_AGE") or 0
+        if idle and (self._idle_watch is None or self._idle_watch.done()):
+            self._idle_watch = asyncio.get_running_loop().create_task(self._close_when_idle(idle))
+
+    async def _close_when_idle(self, idle: float) -> None:
+        """Runs in the event loop while connections are open; closes them once no request came for ``idle`` s."""
+        while self._connections_open:
+            await asyncio.sleep(max(1.0, self._last_request + idle - time.monotonic()))
+            if self._in_flight == 0 and time.monotonic() - self._last_request >= idle:
+                self._connections_open = False
+                # In another thread: closing waits for every pool thread, which the event loop must not.
+                await asyncio.get_running_loop().run_in_executor(None, self.close_connections)
 
     def close_connections(self) -> None:
         """Close every pool thread's database connection (for tests that drop their database)."""

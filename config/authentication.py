@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.http import JsonResponse
 from django.shortcuts import render
 from rest_framework import authentication, exceptions
@@ -44,6 +46,18 @@ def lockout_response(request, original_response=None, credentials=None):
         response = render(request, "registration/lockout.html", {"message": lockout_message()}, status=429)
     response["Retry-After"] = retry_after
     return response
+
+
+class AccountModelBackend(ModelBackend):
+    """Django's model backend, loading the user of a session with their account (``must_change_password``
+    asks it on every request) in one statement."""
+
+    def get_user(self, user_id):
+        try:
+            user = get_user_model()._default_manager.select_related("deidloop_account").get(pk=user_id)
+        except get_user_model().DoesNotExist:
+            return None
+        return user if self.user_can_authenticate(user) else None
 
 
 class _RefusedUntilPasswordChanged:

@@ -1,9 +1,9 @@
 """Entry point behind ``./deidloop``: runs the application, the tests or manage.py on the embedded services.
 
-    python -m config.launcher up             PostgreSQL + Redis + a Celery worker + Daphne on :8000
+    python -m config.launcher up             PostgreSQL + Redis + a Celery worker + uvicorn on :8000
                                              (DEIDLOOP_WEB_WORKERS processes on one socket, default one
                                              per core: config.sizing)
-    python -m config.launcher serve          only the Daphne processes, on DEIDLOOP_HOST:DEIDLOOP_PORT, for
+    python -m config.launcher serve          only the web processes, on DEIDLOOP_HOST:DEIDLOOP_PORT, for
                                              services run elsewhere (docker-compose.yml's web service)
     python -m config.launcher test [ARGS]    pytest ARGS against the embedded PostgreSQL and Redis
     python -m config.launcher screenshots    the user guide's pictures (docs/img/) taken again by the browser tests
@@ -31,7 +31,7 @@ from config.i18n import compile_catalogues
 
 HOST = os.environ.get("DEIDLOOP_HOST", "127.0.0.1")
 PORT = int(os.environ.get("DEIDLOOP_PORT", "8000"))
-# In one Daphne process Django's request handling shares one interpreter lock (threads: config/asgi.py), so
+# In one web process Django's request handling shares one interpreter lock (threads: config/asgi.py), so
 # it uses about one core; one process per core, all accepting on one listening socket, use them all.
 WEB_WORKERS = sizing.web_workers()
 
@@ -115,7 +115,7 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
-    """The web port, opened here and inherited by every Daphne process (``daphne --fd``)."""
+    """The web port, opened here and inherited by every web process (config.webserver ``--fd``)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -132,14 +132,14 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 
 
 def web_command(fd: int, *, proxy_headers: bool = False) -> list[str]:
-    """The command line of one Daphne process accepting on the inherited listening socket ``fd``;
-    ``proxy_headers``: the client's address is the one a reverse proxy forwards."""
-    return [sys.executable, "-m", "daphne", "--fd", str(fd), *(["--proxy-headers"] if proxy_headers else []),
-            "config.asgi:application"]
+    """The command line of one web process (uvicorn: config.webserver) accepting on the inherited listening
+    socket ``fd``; ``proxy_headers``: the client's address is the one a reverse proxy forwards, else the
+    connection's own."""
+    return [sys.executable, "-m", "config.webserver", "--fd", str(fd), *(["--proxy-headers"] if proxy_headers else [])]
 
 
 def start_web(listener: socket.socket, *, proxy_headers: bool = False) -> list[subprocess.Popen]:
-    """``WEB_WORKERS`` Daphne processes accepting on ``listener``, each in a process group of its own."""
+    """``WEB_WORKERS`` web processes accepting on ``listener``, each in a process group of its own."""
     command = web_command(listener.fileno(), proxy_headers=proxy_headers)
     return [subprocess.Popen(command, cwd=ROOT, start_new_session=True, pass_fds=(listener.fileno(),))
             for _ in range(WEB_WORKERS)]

@@ -64,7 +64,6 @@ ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -87,7 +86,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's, but a session is written again only once a minute (config/sessions.py).
+    "config.sessions.RenewingSessionMiddleware",
     # The language: the one chosen in the navigation (set_language's cookie), else the browser's Accept-Language.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -185,7 +185,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # backend does.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's, reading the user's account (must they change their password?) with the user.
+    "config.authentication.AccountModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotator:project-list"
@@ -198,16 +199,17 @@ AXES_FAILURE_LIMIT = int(os.environ.get("DEIDLOOP_LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("DEIDLOOP_LOGIN_LOCKOUT_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_LOCKOUT_CALLABLE = "config.authentication.lockout_response"
-# The address is REMOTE_ADDR only: behind the reverse proxy Daphne sets it from the proxy's forwarding header
-# (daphne --proxy-headers), and a client cannot forge it.
+# The address is REMOTE_ADDR only: behind the reverse proxy the web server sets it from the proxy's forwarding
+# header (config.webserver --proxy-headers), and a client cannot forge it.
 AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
 # Failed logins go to the audit log (annotator.signals); axes keeps only its counters.
 AXES_DISABLE_ACCESS_LOG = True
 
-# Sessions end after DEIDLOOP_SESSION_IDLE_MINUTES without a request (every request renews the session) and
-# when the browser closes.
+# Sessions end after DEIDLOOP_SESSION_IDLE_MINUTES without a request (a request renews its session when the
+# stored expiry is a minute old: config/sessions.py) and when the browser closes.
+SESSION_ENGINE = "config.sessions"
 SESSION_COOKIE_AGE = int(os.environ.get("DEIDLOOP_SESSION_IDLE_MINUTES", "30")) * 60
-SESSION_SAVE_EVERY_REQUEST = True
+SESSION_SAVE_EVERY_REQUEST = False
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

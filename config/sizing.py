@@ -1,6 +1,6 @@
 """How many processes, threads and database connections a deployment uses, from the machine it runs on.
 
-Read by the launcher (``./deidloop up``: how many Daphne processes, how many Celery processes), the embedded
+Read by the launcher (``./deidloop up``: how many web processes, how many Celery processes), the embedded
 PostgreSQL (its connection limit and memory) and the settings, so that the three agree. Every figure can be
 set in the environment; the defaults suit the machine the process runs on. No Django here: the launcher
 reads it before the settings exist.
@@ -26,7 +26,7 @@ def cores() -> int:
 
 
 def web_workers() -> int:
-    """Daphne processes sharing the web port (``DEIDLOOP_WEB_WORKERS``; default one per core): each one runs
+    """Web processes (uvicorn) sharing the web port (``DEIDLOOP_WEB_WORKERS``; default one per core): each one runs
     Django's request handling under its own interpreter lock, so one process uses about one core."""
     return _positive("DEIDLOOP_WEB_WORKERS", cores())
 

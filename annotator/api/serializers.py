@@ -1,6 +1,7 @@
 import math
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotator.models import Annotation, Document, ImportJob, Project
@@ -46,8 +47,21 @@ class SpanSerializer(serializers.Serializer):
     origin = serializers.ChoiceField(choices=["model", "human", "silver"], default="human")
 
 
+@extend_schema_field(SpanSerializer(many=True))
+class StoredSpansField(serializers.Field):
+    """Stored spans, read only, as SpanSerializer writes them out, without a serializer per span (a record holds
+    dozens, and reading annotations is the API's busiest call)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(read_only=True, **kwargs)
+
+    def to_representation(self, spans):
+        return [{"start": int(span["start"]), "end": int(span["end"]), "label": str(span["label"]),
+                 "origin": span.get("origin", "human")} for span in spans]
+
+
 class AnnotationSerializer(serializers.ModelSerializer):
-    spans = SpanSerializer(many=True)
+    spans = StoredSpansField()
     annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:

@@ -18,4 +18,8 @@ def password_changed(*, user) -> None:
 def must_change_password(user) -> bool:
     if not getattr(user, "is_authenticated", False):
         return False
+    account = user._meta.get_field("deidloop_account")
+    if account.is_cached(user):  # loaded with the user (config.authentication.AccountModelBackend)
+        loaded = account.get_cached_value(user)
+        return loaded is not None and loaded.must_change_password
     return Account.objects.filter(user=user, must_change_password=True).exists()

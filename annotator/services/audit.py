@@ -9,7 +9,7 @@ from annotator.models import AuditEvent, Project
 
 
 def client_address(request) -> str | None:
-    """The address the request came from (``REMOTE_ADDR``; behind the proxy, Daphne sets it from the
+    """The address the request came from (``REMOTE_ADDR``; behind the proxy, the web server sets it from the
     proxy's forwarding header); None when it is missing or not an IP address."""
     if request is None:
         return None

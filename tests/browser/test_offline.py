@@ -1,7 +1,7 @@
 """The workbench when the server goes away: the draft is kept in the browser, tried again, saved when the server
 is back, survives a reload, and never overwrites a newer version silently.
 
-One test stops and restarts a real web process (Daphne serving the test database, as ``./deidloop up`` does);
+One test stops and restarts a real web process (uvicorn serving the test database, as ``./deidloop up`` does);
 the others make the server unreachable for the page only, with Playwright's request routing.
 """
 from __future__ import annotations
@@ -10,7 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,8 +19,17 @@ from django.conf import global_settings
 
 from annotator.models import Annotation, Document
 from annotator.services.annotations import save_draft
+from config.launcher import web_command
 from tests.browser.conftest import (
-    CHROMIUM, SCREENSHOTS, Record, ask_for_next_record, log_in, make_user, offsets, screenshot, seed_project,
+    CHROMIUM,
+    SCREENSHOTS,
+    Record,
+    ask_for_next_record,
+    log_in,
+    make_user,
+    offsets,
+    screenshot,
+    seed_project,
     wait_for_true,
 )
 from tests.integration.celery_worker import database_url
@@ -121,7 +129,7 @@ def free_port() -> int:
 
 
 class WebProcess:
-    """One Daphne web process on the test database, as ``./deidloop up`` starts them, that a test can stop and
+    """One web process on the test database, as ``./deidloop up`` starts them, that a test can stop and
     start again on the same port."""
 
     def __init__(self, log: Path) -> None:
@@ -135,22 +143,26 @@ class WebProcess:
         # DEBUG serves the static files from the source folders (WhiteNoise's finders), as the live server does.
         env.update(DATABASE_URL=database_url(), DEBUG="true", PYTHONUNBUFFERED="1", DEIDLOOP_WEB_THREADS="2")
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("a") as output:
+        # The launcher's own command, on a listening socket opened here and inherited, as ``up`` does.
+        with self.log.open("a") as output, socket.socket() as listener:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", self.port))
+            listener.listen(64)
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
-                cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                web_command(listener.fileno()), cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True, pass_fds=(listener.fileno(),),
             )
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise AssertionError(f"daphne exited with {self.process.returncode}:\n{self.tail()}")
+                raise AssertionError(f"the web process exited with {self.process.returncode}:\n{self.tail()}")
             try:
                 if requests.get(f"{self.url}/login/", timeout=5).status_code == 200:
                     return self
             except requests.RequestException:
                 pass
             time.sleep(0.2)
-        raise AssertionError(f"daphne did not serve within {seconds} s:\n{self.tail()}")
+        raise AssertionError(f"the web process did not serve within {seconds} s:\n{self.tail()}")
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -170,7 +182,7 @@ class WebProcess:
 
 @pytest.fixture
 def web_process():
-    web = WebProcess(SCREENSHOTS.parent / "offline-daphne.log")
+    web = WebProcess(SCREENSHOTS.parent / "offline-web.log")
     yield web
     web.stop()
 

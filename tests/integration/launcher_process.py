@@ -44,7 +44,7 @@ def environment(data: Path, port: int) -> dict[str, str]:
 
 
 def start_launcher(args: list[str], env: dict, log: Path) -> subprocess.Popen:
-    """``python -m config.launcher ARGS`` with its output (and its children's: Daphne's access log, Celery's)
+    """``python -m config.launcher ARGS`` with its output (and its children's: uvicorn's access log, Celery's)
     in a file. A pipe nobody reads while the test runs fills up after ~64 KB of access log, and then every
     process writing to it — the web server first — blocks: the test would hang on its next request."""
     log.parent.mkdir(parents=True, exist_ok=True)

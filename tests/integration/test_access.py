@@ -136,6 +136,12 @@ def test_an_annotator_reads_only_their_own_annotations(users, double_annotated, 
     # The lead sees everyone's.
     everyone = api_as(users["lead"]).get(f"/api/projects/{project.pk}/annotations/?limit=1000").json()
     assert {row["annotator"] for row in everyone["results"]} == {"ana", "eva", None}  # None: imported gold
+    # Each with its spans as stored, in SpanSerializer's shape.
+    stored = dict(Annotation.objects.filter(document__project=project).values_list("pk", "spans"))
+    assert any(row["spans"] for row in everyone["results"])
+    for row in everyone["results"]:
+        assert row["spans"] == [{"start": span["start"], "end": span["end"], "label": span["label"],
+                                 "origin": span.get("origin", "human")} for span in stored[row["id"]]]
 
 
 def test_an_annotator_sees_only_records_handed_to_them_and_never_the_evaluation_set(

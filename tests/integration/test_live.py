@@ -2,6 +2,7 @@
 ``notify_project``, presence for leads; and HTTP through the same application, on pooled threads."""
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -248,3 +249,42 @@ def test_http_through_the_asgi_application_runs_the_middleware_and_keeps_its_con
     while not other_backends().isdisjoint(backends):
         assert time.monotonic() < deadline, f"backends {backends & other_backends()} still open 30 s after closing"
         time.sleep(0.05)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_web_threads_close_their_connections_once_the_site_has_been_quiet(cookies, projects):
+    """After a burst every thread holds a PostgreSQL backend; after idle_close_seconds without a request,
+    none is left, and the next request opens one again."""
+    from config.asgi import ThreadPoolASGIHandler
+
+    handler = ThreadPoolASGIHandler(threads=3, idle_close_seconds=3)
+    host = (b"host", b"127.0.0.1")
+
+    async def burst() -> set[int]:
+        async def one():
+            communicator = HttpCommunicator(handler, "GET", "/api/projects/", headers=[host, cookies["annotator"]])
+            return await communicator.get_response(timeout=TIMEOUT)
+
+        seen = set()
+        for _ in range(4):
+            responses = await asyncio.gather(*(one() for _ in range(6)))
+            assert all(response["status"] == 200 for response in responses)
+            seen |= await sync_to_async(other_backends)()
+        return seen
+
+    async def scenario():
+        opened = await burst()
+        assert opened, "the requests opened no connection of their own"
+        still_open = opened & await sync_to_async(other_backends)()
+        assert still_open, "the connections were closed right after the burst"
+        # Quiet for longer than idle_close_seconds: the threads close theirs (a backend exits just after its
+        # client hangs up, so wait for PostgreSQL to see them gone).
+        deadline = time.monotonic() + 30
+        while opened & await sync_to_async(other_backends)():
+            assert time.monotonic() < deadline, "the connections were still open 30 s into a quiet site"
+            await asyncio.sleep(0.2)
+        return await burst()
+
+    reopened = run(scenario)
+    assert reopened, "a request after the quiet spell opened no connection"
+    handler.close_connections()

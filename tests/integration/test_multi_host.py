@@ -1,5 +1,5 @@
 """deidloop across three hosts on one machine (network namespaces: tests/integration/netns.py), sharing nothing
-but PostgreSQL and Redis: one host runs both servers, one the web process (Daphne) and a Celery worker, and one
+but PostgreSQL and Redis: one host runs both servers, one the web process (uvicorn) and a Celery worker, and one
 more a Celery worker with an empty data folder of its own. Models and bases travel through the PostgreSQL
 artifact store (``DEIDLOOP_ARTIFACT_STORE=postgres``).
 
@@ -167,7 +167,7 @@ class Cluster:
         return result.stdout
 
     def start_web(self) -> None:
-        """Daphne as ``./deidloop``'s launcher runs it without the embedded services (``serve``)."""
+        """The web process as ``./deidloop``'s launcher runs it without the embedded services (``serve``)."""
         log = self.log("web")
         environment = {**self.environment(self.web), "DEIDLOOP_HOST": self.web.address,
                        "DEIDLOOP_PORT": str(WEB_PORT), "DEIDLOOP_WEB_WORKERS": "1"}

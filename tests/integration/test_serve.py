@@ -1,5 +1,5 @@
-"""``python -m config.launcher serve`` (docker-compose.yml's web service): DEIDLOOP_WEB_WORKERS Daphne processes
-answer on one port, and SIGTERM stops them all."""
+"""``python -m config.launcher serve`` (docker-compose.yml's web service): DEIDLOOP_WEB_WORKERS web processes
+(uvicorn) answer on one port, and SIGTERM stops them all."""
 from __future__ import annotations
 
 import contextlib
@@ -45,10 +45,10 @@ def test_serve_runs_the_web_processes_on_one_port_and_stops_on_sigterm():
         assert len(web) == 2
         for pid in web:
             command = _command_line(pid)
-            assert command[1:3] == ["-m", "daphne"] and "--fd" in command and "--proxy-headers" in command
+            assert command[1:3] == ["-m", "config.webserver"] and "--fd" in command and "--proxy-headers" in command
         launcher.send_signal(signal.SIGTERM)
         assert launcher.wait(timeout=60) == 0, (data / "serve.log").read_text()[-3000:]
-        assert not any(Path(f"/proc/{pid}").exists() and "daphne" in _command_line(pid) for pid in web)
+        assert not any(Path(f"/proc/{pid}").exists() and "config.webserver" in _command_line(pid) for pid in web)
     finally:
         if launcher.poll() is None:
             launcher.kill()

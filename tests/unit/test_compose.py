@@ -146,7 +146,7 @@ def test_app_services_wait_for_healthy_database_and_redis(services, name):
     assert "healthcheck" in services["db"] and "healthcheck" in services["redis"]
 
 
-def test_web_migrates_then_serves_daphne_on_port_8000_behind_the_proxy(services):
+def test_web_migrates_then_serves_uvicorn_on_port_8000_behind_the_proxy(services):
     web = services["web"]
     command = _command(web)
     assert "manage.py migrate" in command
@@ -158,7 +158,7 @@ def test_web_migrates_then_serves_daphne_on_port_8000_behind_the_proxy(services)
     assert environment["DEIDLOOP_WEB_WORKERS"].startswith("${DEIDLOOP_WEB_WORKERS")
     assert [str(port) for port in web["expose"]] == ["8000"]
     # It trusts the proxy's forwarding headers for the client's address, as ``up`` on 127.0.0.1 does not.
-    assert web_command(7, proxy_headers=True)[-3:] == ["7", "--proxy-headers", "config.asgi:application"]
+    assert web_command(7, proxy_headers=True)[1:] == ["-m", "config.webserver", "--fd", "7", "--proxy-headers"]
     assert "--proxy-headers" not in web_command(7)
 
 

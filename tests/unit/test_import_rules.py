@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OURS = ("annotator", "learning", "deid", "corpus", "config")
 #: Frameworks a pure package must not import.
 DJANGO_WORLD = ("django", "rest_framework", "drf_spectacular", "channels", "channels_redis", "celery",
-                "django_htmx", "daphne")
+                "django_htmx", "daphne", "uvicorn")
 
 # package -> (packages of ours it may import, whether it may import the Django world)
 RULES: dict[str, tuple[tuple[str, ...], bool]] = {
