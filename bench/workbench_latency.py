@@ -4,7 +4,9 @@ Starts ``python -m config.launcher up`` on a fresh data folder and a free port, 
 unannotated pool of 500 records, a current ranking whose suggestions are the gold spans with random
 confidences, 20 annotator accounts), then drives the JSON API as annotators do: log in through the form,
 ``POST /api/projects/<id>/next/``, then ``POST`` the submit URL with the suggestions (some dropped, some
-relabelled) and the version. First one annotator, then 20 at once (threads). The reference, measured in
+relabelled) and the version. First each call on its own (``per_endpoint``: the login page, next with a record
+open, the record, its annotations, a draft save; p50 and the web processes' CPU per request), then one
+annotator, then 20 at once (threads). The reference, measured in
 the same run, is ``GET /login/`` (a page that touches no table), so the figures can be read as ratios on
 a noisy shared machine. The stack is stopped with SIGTERM at the end, also when something fails.
 

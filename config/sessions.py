@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib.sessions.backends import db
-from django.contrib.sessions.middleware import SessionMiddleware
 from django.utils import timezone
+from django.utils.deprecation import MiddlewareMixin
 
 #: The most a session's end can come before SESSION_COOKIE_AGE after its last request (and the least time
 #: between two writes of an active session).
@@ -37,12 +37,13 @@ class SessionStore(db.SessionStore):
         return self.stored_expiry - timezone.now() < timedelta(seconds=self.get_session_cookie_age() - renew_every)
 
 
-class RenewingSessionMiddleware(SessionMiddleware):
-    """Django's session middleware; a request that read its session saves it when its renewal is due
-    (SessionStore.renewal_due), which moves its expiry on."""
+class SessionRenewalMiddleware(MiddlewareMixin):
+    """Right after Django's SessionMiddleware: a request that read its session marks it changed when its
+    renewal is due (SessionStore.renewal_due), so that SessionMiddleware saves it, moving its expiry on."""
 
     def process_response(self, request, response):
         session = getattr(request, "session", None)
-        if session is not None and session.accessed and not session.modified and session.renewal_due():
+        due = getattr(session, "renewal_due", None)  # on this module's SessionStore (SESSION_ENGINE)
+        if due is not None and session.accessed and not session.modified and due():
             session.modified = True
-        return super().process_response(request, response)
+        return response

@@ -86,8 +86,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Django's, but a session is written again only once a minute (config/sessions.py).
-    "config.sessions.RenewingSessionMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    # A session is written again only once a minute (config/sessions.py).
+    "config.sessions.SessionRenewalMiddleware",
     # The language: the one chosen in the navigation (set_language's cookie), else the browser's Accept-Language.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
