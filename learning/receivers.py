@@ -36,7 +36,7 @@ def queue_retrain_after_batch(sender, annotation, **kwargs) -> None:
         job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.BATCH)
         if created:
             enqueue(job)
-        elif job is not None and job.pk in jobs.stalled_jobs() and _first_recovery_in_window(job.pk):
+        elif job is not None and jobs.is_stalled(job) and _first_recovery_in_window(job.pk):
             recover_jobs.delay()
     except Exception:  # noqa: BLE001 - see the docstring
         log.exception("could not queue a retrain after submission %s", annotation.pk)

@@ -112,6 +112,13 @@ def request_retrain(
     followed by another, so what changed in the meantime (settings, submissions) is not lost.
     Returns (None, False) when a batch request finds too few new submissions.
     """
+    if not force:
+        # Every submission asks; while a job is active (most of the time under load) the answer needs no lock:
+        # the job, when it ends, counts the submissions that came meanwhile (this one committed before it
+        # asked) and queues the next retrain itself.
+        active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).order_by("pk").first()
+        if active is not None:
+            return active, False
     with transaction.atomic():
         _one_request_at_a_time(project)
         # The active job's row is locked and its status read again under the lock, as the processes that end
@@ -270,15 +277,17 @@ def stalled_jobs() -> list[int]:
     """Active jobs nobody is working on: their process died, or their lease ran out (or was never taken
     although the job waited longer than a lease)."""
     now = timezone.now()
-    stalled = []
-    for job in RetrainJob.objects.filter(status__in=RetrainJob.ACTIVE):
-        if job.owner and owner_is_dead(job.owner):
-            stalled.append(job.pk)
-        elif job.lease_until is not None and job.lease_until < now and not owner_is_alive_here(job.owner):
-            stalled.append(job.pk)
-        elif job.lease_until is None and job.created_at < now - timedelta(seconds=LEASE_SECONDS):
-            stalled.append(job.pk)
-    return stalled
+    return [job.pk for job in RetrainJob.objects.filter(status__in=RetrainJob.ACTIVE) if is_stalled(job, now=now)]
+
+
+def is_stalled(job: RetrainJob, *, now=None) -> bool:
+    """Is this active job one nobody is working on (see ``stalled_jobs``)?"""
+    now = now or timezone.now()
+    if job.owner and owner_is_dead(job.owner):
+        return True
+    if job.lease_until is not None:
+        return job.lease_until < now and not owner_is_alive_here(job.owner)
+    return job.created_at < now - timedelta(seconds=LEASE_SECONDS)
 
 
 def record_host(job_id: int, *, trained: bool = False, scored: int = 0) -> None:
