@@ -6,9 +6,11 @@ Pinned by ``tests/unit/compat/test_django_asgi.py``. ``ThreadPoolASGIHandler`` s
 - ``ASGIHandler.__init__`` being ``BaseHandler.__init__()`` followed by ``load_middleware(is_async=True)``,
   so that calling ``BaseHandler.__init__`` and ``load_middleware(is_async=False)`` instead gives the same
   handler with its middleware chain built for synchronous calls (``get_response``);
+- ``ASGIHandler.read_body(receive)`` (the body as a file, ``RequestAborted`` when the client leaves),
+  ``create_request(scope, body_file)`` (the request, or None and the error response), ``send_response``
+  and ``chunk_size``, from which ``ThreadPoolASGIHandler.handle`` serves a request in one thread hop;
 - ``ASGIHandler.handle`` reading the body, building the request and awaiting
-  ``self.get_response_async(request)`` for the response, so that overriding that one coroutine decides
-  where the middleware chain and the view run;
+  ``self.get_response_async(request)`` for the response (the tests' smallest handler overrides only that);
 - ``ASGIHandler.handle`` returning without sending anything when ``receive`` gives ``http.disconnect`` while
   it reads the body (``read_body`` raises ``RequestAborted``), so that ``config.asgi.RequestBodyLimit`` can
   answer 413 itself part-way through a chunked body (pinned in ``tests/integration/test_uploads.py``);
