@@ -289,8 +289,10 @@ def _resume_work_of_lost_workers(lost: list[dict]) -> None:
     shards = [tuple(task["args"][:2]) for task in held if task["task"] == score_shard.name and len(task["args"]) >= 2]
     if jobs.end_attempts_lost_with(processes=processes, shards=shards):
         recover_jobs.delay()
-    # A retrain it had taken but not claimed yet is lost with it too; sent again, it claims the job or, when
-    # the job is held or ended, does nothing.
+    # A retrain it had taken but not claimed yet is lost with it too: sent again unless a live attempt holds
+    # the job meanwhile (or it ended). The holder may be the very process the message would reach, which
+    # would take its own job over as a new attempt and score it all over again.
     for job_id in {task["args"][0] for task in held if task["task"] == retrain.name and task["args"]}:
-        retrain.delay(job_id)
+        if jobs.waits_for_an_attempt(job_id):
+            retrain.delay(job_id)
 

@@ -280,6 +280,12 @@ def stalled_jobs() -> list[int]:
     return [job.pk for job in RetrainJob.objects.filter(status__in=RetrainJob.ACTIVE) if is_stalled(job, now=now)]
 
 
+def waits_for_an_attempt(job_id: int) -> bool:
+    """Is the job active with no attempt working on it: never claimed, its last attempt ended, or stalled?"""
+    job = RetrainJob.objects.filter(pk=job_id, status__in=RetrainJob.ACTIVE).first()
+    return job is not None and (not job.owner or is_stalled(job))
+
+
 def is_stalled(job: RetrainJob, *, now=None) -> bool:
     """Is this active job one nobody is working on (see ``stalled_jobs``)?"""
     now = now or timezone.now()

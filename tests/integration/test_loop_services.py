@@ -108,6 +108,21 @@ def test_a_claim_is_exclusive_until_its_process_dies_or_another_machines_lease_r
     assert jobs.stalled_jobs() == [job.pk]  # another machine's process: its lease decides
 
 
+def test_a_lost_workers_retrain_is_sent_again_only_to_a_job_no_attempt_holds(project):
+    """A lost worker's unclaimed retrain message is sent again only while the job waits for an attempt: not
+    when a live process holds it meanwhile (it would take its own job over and score it all again)."""
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    assert jobs.waits_for_an_attempt(job.pk)  # never claimed
+    jobs.claim(job.pk)  # by this (live) process
+    assert not jobs.waits_for_an_attempt(job.pk)
+    RetrainJob.objects.filter(pk=job.pk).update(owner="", lease_until=timezone.now())  # its attempt ended
+    assert jobs.waits_for_an_attempt(job.pk)
+    RetrainJob.objects.filter(pk=job.pk).update(owner="elsewhere:1", lease_until=timezone.now() - timedelta(1))
+    assert jobs.waits_for_an_attempt(job.pk)  # stalled: another machine's lease ran out
+    RetrainJob.objects.filter(pk=job.pk).update(status="done")
+    assert not jobs.waits_for_an_attempt(job.pk)
+
+
 def test_a_failed_retrain_leaves_the_current_model_and_ranking(project, monkeypatch):
     first = services.train_and_rank(project=project)
     ranking = Ranking.objects.get(project=project, is_current=True)
