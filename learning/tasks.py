@@ -287,12 +287,14 @@ def _resume_work_of_lost_workers(lost: list[dict]) -> None:
     processes = {f"{record['host']}:{pid}" for record in lost for pid in [record["pid"], *record.get("processes", [])]}
     held = [task for record in lost for task in [*record.get("running", []), *record.get("reserved", [])]]
     shards = [tuple(task["args"][:2]) for task in held if task["task"] == score_shard.name and len(task["args"]) >= 2]
-    if jobs.end_attempts_lost_with(processes=processes, shards=shards):
+    ended = set(jobs.end_attempts_lost_with(processes=processes, shards=shards))
+    if ended:
         recover_jobs.delay()
-    # A retrain it had taken but not claimed yet is lost with it too: sent again unless a live attempt holds
-    # the job meanwhile (or it ended). The holder may be the very process the message would reach, which
-    # would take its own job over as a new attempt and score it all over again.
+    # A retrain it had taken but not claimed yet is lost with it too: sent again unless recover_jobs (just
+    # sent) resumes the job, or a live attempt holds it meanwhile, or it ended. A second message could reach
+    # the very process that holds the job, which would take its own job over as a new attempt and score it
+    # all over again.
     for job_id in {task["args"][0] for task in held if task["task"] == retrain.name and task["args"]}:
-        if jobs.waits_for_an_attempt(job_id):
+        if job_id not in ended and jobs.waits_for_an_attempt(job_id):
             retrain.delay(job_id)
 
