@@ -90,12 +90,18 @@ def is_long_export(*, project: Project, include_evaluation: bool, statuses: Coll
     return records > settings.DEIDLOOP_SYNC_EXPORT_RECORDS
 
 
+def new_token() -> str:
+    """An export job's token, which names its folder in the artifact store: hexadecimal, as a store name may
+    not start with "-" (a URL-safe token did, one time in 64)."""
+    return secrets.token_hex(24)
+
+
 def start_export_job(
     *, project: Project, user, fmt: str, conceal: str, include_evaluation: bool, statuses: Collection[str],
 ) -> ExportJob:
     """A queued export job (hand it to a worker with ``deid.tasks.enqueue_export``)."""
     job = ExportJob(
-        token=secrets.token_urlsafe(24), project_id=project.pk, user_id=user.pk, format=fmt, conceal=conceal,
+        token=new_token(), project_id=project.pk, user_id=user.pk, format=fmt, conceal=conceal,
         include_evaluation=include_evaluation, statuses=sorted(statuses),
         total=records_to_export(project=project, include_evaluation=include_evaluation, statuses=statuses),
     )

@@ -202,3 +202,13 @@ def test_a_long_export_is_a_job_whose_progress_reaches_the_leads_socket_and_whos
     downloaded = AuditEvent.objects.filter(project=gold, action=AuditEvent.Action.EXPORT).latest("id")
     assert (downloaded.user, downloaded.detail["download"], downloaded.detail["export_job"]) == \
         (users["lead"], "A-conll-class.zip", token)
+
+
+def test_every_export_token_names_a_folder_of_the_artifact_store():
+    """The token is part of the job's artifact names, which may not start with "-" or "." (a URL-safe token
+    started with "-" one time in 64, and its export failed)."""
+    from annotator.artifact_store import checked_name
+    from deid.services.export_jobs import _folder, new_token
+
+    for _ in range(2000):
+        checked_name(f"{_folder(1, new_token())}/state.json")
