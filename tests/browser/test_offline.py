@@ -19,7 +19,7 @@ from django.conf import global_settings
 
 from annotator.models import Annotation, Document
 from annotator.services.annotations import save_draft
-from config.launcher import web_command
+from config.launcher import _listening_socket, web_command
 from tests.browser.conftest import (
     CHROMIUM,
     SCREENSHOTS,
@@ -144,10 +144,7 @@ class WebProcess:
         env.update(DATABASE_URL=database_url(), DEBUG="true", PYTHONUNBUFFERED="1", DEIDLOOP_WEB_THREADS="2")
         self.log.parent.mkdir(parents=True, exist_ok=True)
         # The launcher's own command, on a listening socket opened here and inherited, as ``up`` does.
-        with self.log.open("a") as output, socket.socket() as listener:
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind(("127.0.0.1", self.port))
-            listener.listen(64)
+        with self.log.open("a") as output, _listening_socket("127.0.0.1", self.port) as listener:
             self.process = subprocess.Popen(
                 web_command(listener.fileno()), cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
                 start_new_session=True, pass_fds=(listener.fileno(),),
