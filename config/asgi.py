@@ -32,9 +32,9 @@ class ThreadPoolASGIHandler(ASGIHandler):
     receivers (the database's, in one thread shared by all requests), and it waits on a second task for the
     client's disconnect, which cannot stop a sync view anyway (about 1 ms of CPU a request here: the login
     page took 4.4 ms through the server, 3.4 ms in one hop). It also runs each request in a fresh
-    thread-sensitive context, whose database connection is new each time: one PostgreSQL connection opened per request (about 5 ms here), however long
-    CONN_MAX_AGE is. In a thread of its own that it keeps, a request reuses that thread's connection, and
-    CONN_MAX_AGE and health checks work as under WSGI.
+    thread-sensitive context, whose database connection is new each time: one PostgreSQL connection opened
+    per request (about 5 ms here), however long CONN_MAX_AGE is. In a thread of its own that it keeps, a
+    request reuses that thread's connection, and CONN_MAX_AGE and health checks work as under WSGI.
 
     Django closes a connection only at a request's start or end, so after a burst every thread would keep its
     PostgreSQL backend (a server process each) for as long as the site stays quiet: once no request has come
