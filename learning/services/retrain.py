@@ -20,6 +20,7 @@ the loop left for it (``learning.services.cold_refit``); it says in its result w
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from typing import Any, Sequence
@@ -73,13 +74,17 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     kind, params, factory = loop_tagger(project, seed=seed)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
 
-    unlabelled, policy, continued = None, {}, "nothing"
+    unlabelled, policy, continued, previous = None, {}, "nothing", None
     if project.self_training and len(gold) >= 2:
         unlabelled, policy = _self_training_inputs(project, seed)
     else:
         continued, previous = _tagger_to_continue(project, factory)
-        if previous is not None:
-            factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
+    warnings: list[str] = []
+    # What the current model says on the evaluation documents, taken before a warm fit changes it in place.
+    current_spans = _current_model_spans(project, evaluation, previous if continued == "current" else None,
+                                         warnings) if evaluation else None
+    if previous is not None:
+        factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
     # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
     # documents the thresholds were not tuned on (learning.core.training).
     model = train_and_evaluate(
@@ -94,11 +99,12 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     tagger, silver, train_seconds = model.tagger, model.silver, model.train_seconds
     self_training = _self_training_summary(model, unlabelled)
     metrics = dict(model.metrics)
-    warnings: list[str] = []
+    if current_spans is not None:
+        current_pk, spans = current_spans
+        metrics["mcnemar_vs_previous"] = {
+            "previous": current_pk, **mcnemar_tokens(evaluation, model.predicted, spans, model.eval_tokens)}
     if evaluation:
-        comparison = _compare_with_current(project, evaluation, model.eval_tokens, model.predicted, warnings)
-        if comparison:
-            metrics["mcnemar_vs_previous"] = comparison
+        tagger.evaluation_spans_ = {_text_key(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
     recall_bias: dict[str, Any] = {}
     if model.recall_bias is not None:
         recall_bias = {"beta": project.recall_bias_beta, "tau_main": model.recall_bias.tau_main,
@@ -144,16 +150,24 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     return shards
 
 
-def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, warnings: list[str]) -> dict | None:
-    """McNemar's test between the new model and the current one on the evaluation documents.
+def _current_model_spans(project: Project, evaluation, current_tagger, warnings: list[str]):
+    """``(model id, spans per evaluation document)`` of the project's current model, for McNemar's test
+    against the new one; None when there is no current model to compare with.
 
-    A current model whose file fails verification is not loaded: the retrain goes on without the comparison
-    and says why in ``warnings`` (kept on the job's result)."""
+    A model keeps the spans it predicted on its own evaluation documents (``evaluation_spans_``, by text), so
+    only documents added to the evaluation set since are predicted again. ``current_tagger`` is the current
+    model when the retrain has already read it (to continue from it); otherwise it is read here. A current
+    model whose file fails verification is not loaded: the retrain goes on without the comparison and says
+    why in ``warnings`` (kept on the job's result)."""
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
     if current is None or not model_store.exists(current.artifact):
         return None
     try:
-        previous = load_model(current.artifact, project_id=project.pk).predict(evaluation)
+        tagger = current_tagger or load_model(current.artifact, project_id=project.pk)
+        remembered = getattr(tagger, "evaluation_spans_", None) or {}
+        keys = [_text_key(d.text) for d in evaluation]
+        missing = [i for i, key in enumerate(keys) if key not in remembered]
+        predicted = dict(zip(missing, tagger.predict([evaluation[i] for i in missing]))) if missing else {}
     except artifacts.ArtifactRejected as error:
         log.error("model %s of project %s was refused and not loaded: %s", current.pk, project.pk, error)
         warnings.append(f"The previous model (#{current.pk}) was not compared with: {error}")
@@ -161,7 +175,11 @@ def _compare_with_current(project: Project, evaluation, eval_tokens, predicted, 
     except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
         log.warning("could not compare with model %s: %s", current.pk, error)
         return None
-    return {"previous": current.pk, **mcnemar_tokens(evaluation, predicted, previous, eval_tokens)}
+    return current.pk, [predicted[i] if i in predicted else list(remembered[key]) for i, key in enumerate(keys)]
+
+
+def _text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:

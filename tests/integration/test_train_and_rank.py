@@ -6,11 +6,14 @@ import pytest
 from django.core.management import call_command
 from django.db import connections
 
-from annotator.models import PoolScore, Ranking
+from annotator.models import Document, PoolScore, Ranking
+from annotator.selectors import gold_documents
 from annotator.services.imports import import_documents
 from annotator.services.queue import next_record
 from corpus.synthetic import generate_notes
+from learning.core.metrics import mcnemar_tokens
 from learning.models import ModelVersion, RetrainJob
+from learning.services.model_store import load_model
 from learning.services.retrain import train_and_rank
 
 pytestmark = pytest.mark.django_db
@@ -78,6 +81,28 @@ def test_a_retrain_continues_from_the_current_model_unless_the_settings_changed(
     project.save(update_fields=["tagger"])
     third = train_and_rank(project=project)
     assert RetrainJob.objects.get(model_version=third).result["fit"]["kind"] == "cold"
+
+
+def test_the_comparison_with_the_current_model_uses_the_spans_it_kept_and_predicts_only_new_evaluation(seeded):
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    kept = load_model(first.artifact, project_id=project.pk).evaluation_spans_
+    assert len(kept) == 5  # the model carries its own spans on its five evaluation documents
+    import_documents(project=project, documents=generate_notes(43, seed=9)[40:], annotated=True, evaluation=True)
+    evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
+    expected = load_model(first.artifact, project_id=project.pk).predict(evaluation)  # the test as it was run
+
+    second = train_and_rank(project=project)
+
+    test = second.metrics["mcnemar_vs_previous"]
+    assert RetrainJob.objects.get(model_version=second).result["fit"]["continued_from"] == "current"
+    assert test == {"previous": first.pk,
+                    **mcnemar_tokens(evaluation, second_model_spans(second, evaluation), expected)}
+    assert len(load_model(second.artifact, project_id=project.pk).evaluation_spans_) == 8
+
+
+def second_model_spans(version, evaluation):
+    return load_model(version.artifact, project_id=version.project_id).predict(evaluation)
 
 
 def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues_from_it(seeded):

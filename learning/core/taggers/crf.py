@@ -388,37 +388,49 @@ def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.
 
 def _chain_viterbi(
     unary: np.ndarray, starts: np.ndarray, lengths: np.ndarray, transition: np.ndarray,
-    max_padding: float = 0.25, max_bucket_tokens: int = 32768,
+    max_padding: float = 0.25, max_bucket_tokens: int = 2048,
 ) -> np.ndarray:
-    """The best label index of every token of many chains stored back to back in ``unary``."""
+    """The best label index of every token of many chains stored back to back in ``unary``.
+
+    Time-major, a batch of chains of similar length at a time; the batches are small so that each step's
+    (chain, label, label) candidates stay in the processor's cache. Ties go to the lowest label index, as
+    crfsuite's do."""
     best = np.zeros(unary.shape[0], dtype=np.int64)
+    n_labels = unary.shape[1]
+    into = np.ascontiguousarray(transition.T)  # into[j, i]: the score of moving from label i to label j
+    buffer = np.empty((0, n_labels, n_labels))
     for chosen in length_batches(lengths, max_padding, max_bucket_tokens):
         lens = lengths[chosen]
         width = int(lens.max())
         if width == 0:
             continue
         steps = np.arange(width)
-        inside = steps[None, :] < lens[:, None]
-        pos = np.where(inside, starts[chosen][:, None] + steps[None, :], 0)
-        scores = unary[pos]  # (B, T, L)
-        n_seq = scores.shape[0]
-        back = np.zeros(scores.shape, dtype=np.int64)
-        delta = scores[:, 0, :]
+        inside = steps[:, None] < lens[None, :]  # (position, chain)
+        pos = np.where(inside, starts[chosen][None, :] + steps[:, None], 0)
+        scores = unary[pos]  # (position, chain, label)
+        n_seq = lens.shape[0]
+        if buffer.shape[0] < n_seq:
+            buffer = np.empty((n_seq, n_labels, n_labels))
+        back = np.zeros((width, n_seq, n_labels), dtype=np.int32)
+        delta = scores[0].copy()
         for t in range(1, width):
-            candidates = delta[:, :, None] + transition[None, :, :]  # from i (axis 1) to j (axis 2)
-            back[:, t, :] = candidates.argmax(axis=1)
-            moved = candidates.max(axis=1) + scores[:, t, :]
-            delta = np.where(inside[:, t, None], moved, delta)  # finished chains keep their last scores
-        path = np.zeros((n_seq, width), dtype=np.int64)
-        current = delta.argmax(axis=1)
+            candidates = np.add(delta[:, None, :], into, out=buffer[:n_seq])  # (chain, to j, from i)
+            came = candidates.argmax(axis=2)
+            back[t] = came
+            moved = np.take_along_axis(candidates, came[:, :, None], axis=2)[:, :, 0]
+            moved += scores[t]
+            live = inside[t]
+            delta[live] = moved[live]  # finished chains keep their last scores
+        path = np.zeros((width, n_seq), dtype=np.int64)
+        final = delta.argmax(axis=1)
+        current = final
         rows = np.arange(n_seq)
         for t in range(width - 1, -1, -1):
-            live = t < lens
-            ending = t == lens - 1
-            current = np.where(ending, delta.argmax(axis=1), current)
-            path[:, t] = np.where(live, current, 0)
+            live = inside[t]
+            current = np.where(t == lens - 1, final, current)
+            path[t] = np.where(live, current, 0)
             if t > 0:
-                current = np.where(live, back[rows, t, current], current)
+                current = np.where(live, back[t, rows, current], current)
         best[pos[inside]] = path[inside]
     return best
 

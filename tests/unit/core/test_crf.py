@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import pickle
 
 import numpy as np
@@ -9,7 +10,7 @@ from learning.core._compat.crfsuite import model_dump, model_file_bytes
 from learning.core.features import FeatureCache
 from learning.core.taggers.base import NotFittedError, Tagger, marginals_to_tags
 from learning.core.taggers.crf import (
-    CRFModelFormatError, CRFTagger, _chain_marginals, _sentence_layout, read_crfsuite_weights,
+    CRFModelFormatError, CRFTagger, _chain_marginals, _chain_viterbi, _sentence_layout, read_crfsuite_weights,
 )
 from corpus.text import tokenize
 from corpus.types import Document
@@ -152,3 +153,31 @@ def test_meddocan_sample_marginals_match_crfsuite():
     starts, lengths = _sentence_layout(feats)
     exact = _chain_marginals(tagger._unary(feats, np.float64), starts, lengths, tagger.transition_weights_)
     assert np.abs(np.concatenate(fast) - exact).max() < 1e-4  # float32 scores, float64's marginals
+
+
+def test_batched_viterbi_is_the_best_path_of_every_chain_with_ties_to_the_lowest_label():
+    rng = np.random.default_rng(3)
+    n_labels = 3
+    lengths = np.array([0, 1, 4, 2, 5, 3, 1, 4] * 3)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    # Scores on a coarse grid, so that equal paths are common.
+    unary = rng.integers(-2, 3, size=(int(lengths.sum()), n_labels)).astype(float)
+    transition = rng.integers(-2, 3, size=(n_labels, n_labels)).astype(float)
+
+    best = _chain_viterbi(unary, starts, lengths, transition, max_bucket_tokens=8)
+
+    for start, length in zip(starts.tolist(), lengths.tolist()):
+        if length == 0:
+            continue
+        chain = unary[start : start + length]
+
+        def score(path):
+            return chain[np.arange(length), path].sum() + sum(transition[a, b] for a, b in zip(path, path[1:]))
+
+        paths = list(itertools.product(range(n_labels), repeat=length))
+        top = max(score(p) for p in paths)
+        chosen = tuple(best[start : start + length].tolist())
+        assert score(chosen) == top
+        # The backtracking keeps the lowest label at every tie, from the last token back.
+        ties = [p for p in paths if score(p) == top]
+        assert chosen == min(ties, key=lambda p: p[::-1])
