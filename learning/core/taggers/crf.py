@@ -166,13 +166,15 @@ class CRFTagger(BaseTagger):
         data = training_set(feats, tags, labels_from_tags(tags + [self.labels_]))
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
-                              epsilon=self.epsilon, init=warm_start(data, previous))
+                              epsilon=self.epsilon, init=warm_start(data, previous),
+                              step_scale=getattr(self, "step_scale_", None))
         self.crf_ = None
         self.attributes_ = weights.attributes
         self.labels_ = weights.labels
         self.state_weights_ = weights.state
         self.transition_weights_ = weights.transition
         self.fit_iterations_ = weights.iterations
+        self.step_scale_ = weights.step_scale
         self._vocab_rows = None
 
     def _fit_crfsuite(self, docs: Sequence[Document], feats: list[DocumentFeatures]) -> None:
@@ -197,6 +199,7 @@ class CRFTagger(BaseTagger):
         )
         crf.fit(xs, ys)
         self.crf_ = crf
+        self.step_scale_ = None
         self._read_model()
         self.fit_iterations_ = len(crf.training_log_.iterations) if crf.training_log_ else self.max_iterations
 

@@ -46,6 +46,7 @@ class CRFWeights:
     transition: np.ndarray  # (n_labels, n_labels), from row to column
     iterations: int = 0
     objective: float = 0.0
+    step_scale: float | None = None  # the trainer's last curvature scale (see :func:`owlqn`)
 
 
 @dataclass
@@ -169,9 +170,10 @@ class Objective:
 
 def fit_weights(
     data: TrainingSet, *, c1: float, c2: float, max_iterations: int, epsilon: float = 1e-5,
-    init: np.ndarray | None = None, history: int = 6, dtype: type = np.float32,
+    init: np.ndarray | None = None, history: int = 6, dtype: type = np.float32, step_scale: float | None = None,
 ) -> CRFWeights:
-    """Minimise crfsuite's objective on ``data`` from ``init`` (zero when None) by OWL-QN (:func:`owlqn`).
+    """Minimise crfsuite's objective on ``data`` from ``init`` (zero when None) by OWL-QN (:func:`owlqn`),
+    its first step scaled by ``step_scale`` (the previous fit's, when it continues one).
 
     Stops after ``max_iterations`` iterations or when an iteration improves the objective by less than
     ``epsilon`` relatively.
@@ -181,26 +183,33 @@ def fit_weights(
     w0 = np.zeros(n) if init is None else np.asarray(init, dtype=np.float64)
     if w0.shape != (n,):
         raise ValueError(f"initial weights have shape {w0.shape}, the model has {n} features")
-    w, value, iterations = owlqn(objective, w0, c1=c1, max_iterations=max_iterations, epsilon=epsilon,
-                                 history=history)
+    w, value, iterations, scale = owlqn(objective, w0, c1=c1, max_iterations=max_iterations, epsilon=epsilon,
+                                        history=history, initial_scale=step_scale)
     state, transition = objective.unpack(w)
     # Like crfsuite's model file, the model keeps only the attributes with a weight (L1 zeroes most).
     used = np.flatnonzero(np.any(state != 0.0, axis=1))
     return CRFWeights(attributes=[data.attributes[i] for i in used.tolist()], labels=data.labels,
-                      state=state[used], transition=transition.copy(), iterations=iterations, objective=value)
+                      state=state[used], transition=transition.copy(), iterations=iterations, objective=value,
+                      step_scale=scale)
 
 
 def owlqn(
     smooth, x0: np.ndarray, *, c1: float, max_iterations: int, epsilon: float, history: int = 6,
-    max_backtracks: int = 30,
-) -> tuple[np.ndarray, float, int]:
+    max_backtracks: int = 30, initial_scale: float | None = None,
+) -> tuple[np.ndarray, float, int, float | None]:
     """Minimise ``smooth(x) + c1 ||x||_1`` (``smooth`` returns value and gradient) by orthant-wise limited-memory
     quasi-Newton (Andrew and Gao, 2007; crfsuite's L1 trainer), which is plain L-BFGS when ``c1`` is 0.
 
     Each iteration: the pseudo-gradient (the L1 term's one-sided derivative chosen towards descent), a
     two-loop L-BFGS direction from the last ``history`` steps, zeroed where it does not descend, and a
     backtracking line search that keeps every weight in the orthant it started in (a weight that would
-    cross zero stops at zero).  Returns (x, objective, iterations).
+    cross zero stops at zero).
+
+    The first iteration has no steps to learn the curvature from: its trial step is the pseudo-gradient
+    scaled to unit length, which suits a start from zero, or scaled by ``initial_scale`` — the ``s.y / y.y``
+    of an earlier run's last step, returned by this function — which suits a start near a minimum found
+    before (a warm start), where a unit step overshoots by orders of magnitude and costs several
+    backtracks. Returns (x, objective, iterations, the last step's ``s.y / y.y`` or None).
     """
     x = np.asarray(x0, dtype=np.float64).copy()
     value, grad = smooth(x)
@@ -220,7 +229,12 @@ def owlqn(
             if slope >= 0:
                 break
         orthant = np.where(x != 0, np.sign(x), -np.sign(pseudo))
-        alpha = 1.0 if steps else 1.0 / max(float(np.sqrt(pseudo @ pseudo)), 1e-12)
+        if steps:
+            alpha = 1.0
+        elif initial_scale is not None and initial_scale > 0:
+            alpha = initial_scale
+        else:
+            alpha = 1.0 / max(float(np.sqrt(pseudo @ pseudo)), 1e-12)
         for _ in range(max_backtracks):
             trial = x + alpha * direction
             if c1 > 0:
@@ -242,7 +256,11 @@ def owlqn(
         x, value, grad = trial, trial_value, trial_grad
         if improvement < epsilon:
             break
-    return x, value, iterations
+    scale = None
+    if steps:
+        _, y, sy = steps[-1]
+        scale = sy / float(y @ y)
+    return x, value, iterations, scale
 
 
 def _pseudo_gradient(x: np.ndarray, grad: np.ndarray, c1: float) -> np.ndarray:

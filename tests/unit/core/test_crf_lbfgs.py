@@ -132,12 +132,32 @@ def test_owlqn_solves_a_lasso_exactly():
         r = a @ x - b
         return 0.5 * float(r @ r), a.T @ r
 
-    x, value, iterations = owlqn(smooth, np.zeros(10), c1=1.0, max_iterations=500, epsilon=1e-14)
+    x, value, iterations, _ = owlqn(smooth, np.zeros(10), c1=1.0, max_iterations=500, epsilon=1e-14)
     # Optimality of the lasso: |gradient| <= c1 where x is zero, gradient = -c1 sign(x) elsewhere.
     grad = smooth(x)[1]
     assert np.all(np.abs(grad[x == 0]) <= 1.0 + 1e-5)
     np.testing.assert_allclose(grad[x != 0], -np.sign(x[x != 0]), atol=1e-5)
     assert set(np.flatnonzero(x)) == {0, 3, 7}
+
+
+def test_a_warm_fit_given_the_last_fits_step_scale_needs_no_backtracking_to_start():
+    docs = synthetic_docs(8, seed=5)
+    cache = FeatureCache()
+    first = fit_weights(problem(docs, cache), c1=0.1, c2=0.05, max_iterations=50, dtype=np.float64)
+    assert first.step_scale is not None and first.step_scale > 0
+    grown = problem(docs + synthetic_docs(2, seed=6), cache)
+
+    def evaluations(scale):
+        objective = Objective(grown, 0.05, np.float64)
+        x, value, _, _ = owlqn(objective, warm_start(grown, first), c1=0.1, max_iterations=3, epsilon=0.0,
+                               initial_scale=scale)
+        return objective.calls, value
+
+    scaled_calls, scaled_value = evaluations(first.step_scale)
+    unit_calls, unit_value = evaluations(None)
+    assert scaled_calls == 4  # the start, then one trial per iteration
+    assert unit_calls > scaled_calls  # the unit first step overshoots and is halved
+    assert scaled_value <= unit_value * 1.001
 
 
 def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
