@@ -11,9 +11,11 @@ space ("70años", "MartínezNºCol", "DRAlberto"); mixed IDs such as "12345678X"
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
-__all__ = ["Token", "tokenize", "sentence_bounds"]
+__all__ = ["Token", "TokenOffsets", "tokenize", "sentence_bounds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,48 @@ class Token:
     text: str
     start: int
     end: int
+
+
+class TokenOffsets(Sequence):
+    """The tokens of a text kept as their offsets: a :class:`Token` is made when one is read, so that code
+    which reads a few of them (the ends of the spans it shows) does not pay for making them all."""
+
+    __slots__ = ("text", "starts", "ends")
+
+    def __init__(self, text: str, starts: list[int], ends: list[int]) -> None:
+        if len(starts) != len(ends):
+            raise ValueError(f"{len(starts)} starts but {len(ends)} ends")
+        self.text, self.starts, self.ends = text, starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, index: int) -> Token: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Token]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            text = self.text
+            return [Token(text[a:b], a, b) for a, b in zip(self.starts[index], self.ends[index])]
+        start, end = self.starts[index], self.ends[index]
+        return Token(self.text[start:end], start, end)
+
+    def __iter__(self):
+        text = self.text
+        return (Token(text[a:b], a, b) for a, b in zip(self.starts, self.ends))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  - mutable-looking, like the list it stands for
+
+    def __repr__(self) -> str:
+        return f"TokenOffsets({list(self)!r})"
 
 
 # Alternatives are tried left to right at each position, so the specific identifier shapes come before

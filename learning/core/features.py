@@ -37,13 +37,14 @@ from typing import Collection, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from corpus.text import Token, sentence_bounds, tokenize
+from corpus.text import Token, TokenOffsets, sentence_bounds, tokenize
 
 __all__ = [
     "FeatureVocabulary",
     "DocumentFeatures",
     "FeatureExtractor",
     "FeatureCache",
+    "CompactFeatures",
     "get_extractor",
     "word_shape",
     "short_shape",
@@ -81,7 +82,7 @@ class FeatureVocabulary:
 class DocumentFeatures:
     """One document's tokens, sentences and attribute ids (CSR: token t owns ``indices[indptr[t]:indptr[t+1]]``)."""
 
-    tokens: list[Token]
+    tokens: Sequence[Token]  # a list, or TokenOffsets when assembled from a compact form
     sentences: list[tuple[int, int]]
     indptr: np.ndarray  # (n_tokens + 1,) int64
     indices: np.ndarray  # (n_attributes_total,) int32, ids in ``vocabulary``
@@ -111,6 +112,27 @@ class DocumentFeatures:
 
     def sentence_items(self) -> list[list[list[str]]]:
         return [self.items(a, b) for a, b in self.sentences]
+
+
+@dataclass(frozen=True, eq=False)
+class CompactFeatures:
+    """A document's features as the extractor that made it builds them (:meth:`FeatureExtractor.assemble`):
+    per token its offsets, its form (the extractor's id of its text, whose attributes it keeps once per
+    form), the ids of the bigrams ending and starting at it and of its line context, plus the sentences —
+    about 30 bytes a token, against about 300 for the :class:`DocumentFeatures` (its ``Token`` objects and
+    every attribute id of every token)."""
+
+    offsets: np.ndarray  # (n_tokens, 2) int32: start and end of each token
+    sentences: np.ndarray  # (n_sentences, 2) int32: [begin, end) token ranges
+    forms: np.ndarray  # (n_tokens,) int32
+    left: np.ndarray  # (n_tokens,) int32: the "b-" bigram attribute id
+    right: np.ndarray  # (n_tokens,) int32: the "b+" bigram attribute id
+    context_lengths: np.ndarray  # (n_tokens,) uint8
+    context: np.ndarray  # int32: the context attribute ids, back to back
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.forms.shape[0])
 
 
 # --- lexical helpers -----------------------------------------------------------------------------------
@@ -261,9 +283,84 @@ def _gazetteer_key(gaz: dict[str, tuple[frozenset, frozenset]]) -> str:
     return h.hexdigest()
 
 
+# --- ragged tables -------------------------------------------------------------------------------------
+
+class _Growing:
+    """A one-dimensional array that grows by appending, with its filled part as a view."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, dtype: type, capacity: int = 1024) -> None:
+        self.data = np.empty(capacity, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: Sequence[int]) -> None:
+        end = self.size + len(values)
+        if end > self.data.shape[0]:
+            grown = np.empty(max(end, 2 * self.data.shape[0]), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : end] = values
+        self.size = end
+
+    def append(self, value: int) -> None:
+        self.extend((value,))
+
+    def view(self) -> np.ndarray:
+        return self.data[: self.size]
+
+
+class _Ragged:
+    """Rows of integers of varying length, appended one at a time and read many at once."""
+
+    __slots__ = ("starts", "lengths", "values")
+
+    def __init__(self) -> None:
+        self.starts = _Growing(np.int64)
+        self.lengths = _Growing(np.int64)
+        self.values = _Growing(np.int32, 16384)
+
+    def append(self, row: Sequence[int]) -> None:
+        self.starts.append(self.values.size)
+        self.lengths.append(len(row))
+        self.values.extend(row)
+
+    def rows(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the length of each row in ``which``, their values back to back)."""
+        lengths = self.lengths.view()[which]
+        return lengths, self.values.view()[_positions(self.starts.view()[which], lengths)]
+
+
+def _positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``starts[k], starts[k] + 1, ..., starts[k] + lengths[k] - 1`` for every k, back to back."""
+    total = int(lengths.sum())
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
+
+
+def _interleave(parts: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR rows made of several parts: row t is part 0's values for t, then part 1's, and so on; each part is
+    (its length per row, its values back to back)."""
+    row_lengths = np.zeros(n, dtype=np.int64)
+    for lengths, _ in parts:
+        row_lengths += lengths
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(row_lengths, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    offset = indptr[:-1].copy()
+    for lengths, values in parts:
+        indices[_positions(offset, lengths)] = values
+        offset += lengths
+    return indptr, indices
+
+
 # --- the extractor -------------------------------------------------------------------------------------
 
 _BOUNDARY = ("<s>", "</s>")
+# The roles of a form in a token's row, in the row's order: the token itself, the neighbours at -1 and -2,
+# then at +1 and +2; and the pseudo-forms standing for the sentence's begin and end.
+_ROLES = ("own", "-1", "-2", "+1", "+2")
+_BEGIN, _END = 0, 1
 
 
 class FeatureExtractor:
@@ -278,9 +375,6 @@ class FeatureExtractor:
         self.gazetteers = _normalise_gazetteers(gazetteers)
         self.key = f"{FEATURES_VERSION}:{_gazetteer_key(self.gazetteers)}"
         self.vocabulary = FeatureVocabulary()
-        # form -> (own ids, as -1 neighbour, as +1 neighbour, as -2 neighbour, as +2 neighbour, lower form)
-        self._lexical: dict[str, tuple] = {}
-        self._bigrams: dict[tuple[str, str], tuple[int, int]] = {}
         intern = self.vocabulary.intern
         self._bos = (intern("bos"),)
         self._eos = (intern("eos"),)
@@ -292,6 +386,22 @@ class FeatureExtractor:
             for off in (-2, -1, 1, 2)
             for side in _BOUNDARY
         }
+        # Per distinct token form, its attribute ids in five roles (itself, and seen from a neighbour at -1,
+        # +1, -2, +2), kept as ragged tables so that a document's rows are assembled by array indexing.
+        # Forms 0 and 1 stand for the sentence's begin and end beyond its tokens: seen from a neighbour they
+        # give the padding attributes.
+        self._forms: dict[str, int] = {}
+        self._roles = tuple(_Ragged() for _ in _ROLES)
+        self._lower_ids: dict[str, int] = {"<s>": 0, "</s>": 1}
+        self._lower_names: list[str] = ["<s>", "</s>"]
+        self._form_lower = _Growing(np.int64)
+        self._bigrams: dict[tuple[int, int], tuple[int, int]] = {}
+        pad = self._pad
+        for side, role_ids in (("<s>", {"-1": pad[(-1, "<s>")] + self._bos, "-2": pad[(-2, "<s>")]}),
+                               ("</s>", {"+1": pad[(1, "</s>")] + self._eos, "+2": pad[(2, "</s>")]})):
+            for role, table in zip(_ROLES, self._roles):
+                table.append(role_ids.get(role, ()))
+            self._form_lower.append(self._lower_ids[side])
 
     # Lexical features ---------------------------------------------------------------------------------
     def lexical_attributes(self, text: str) -> tuple[list[str], list[str], list[str]]:
@@ -329,25 +439,30 @@ class FeatureExtractor:
         far = [f"w:{low}", f"ss:{sshape}"]
         return own, near, far
 
-    def _lexical_ids(self, text: str) -> tuple:
-        entry = self._lexical.get(text)
-        if entry is None:
+    def _form_id(self, text: str) -> int:
+        """The id of a token form, its attributes interned in every role the first time it is seen."""
+        form = self._forms.get(text)
+        if form is None:
             own, near, far = self.lexical_attributes(text)
             ids = self.vocabulary.ids
-            entry = (
-                ids(own),
-                ids([f"-1:{a}" for a in near]),
-                ids([f"+1:{a}" for a in near]),
-                ids([f"-2:{a}" for a in far]),
-                ids([f"+2:{a}" for a in far]),
-                text.lower(),
-            )
-            self._lexical[text] = entry
-        return entry
+            by_role = {"own": ids(own), "-1": ids([f"-1:{a}" for a in near]), "+1": ids([f"+1:{a}" for a in near]),
+                       "-2": ids([f"-2:{a}" for a in far]), "+2": ids([f"+2:{a}" for a in far])}
+            for role, table in zip(_ROLES, self._roles):
+                table.append(by_role[role])
+            low = text.lower()
+            lower = self._lower_ids.get(low)
+            if lower is None:
+                lower = self._lower_ids[low] = len(self._lower_names)
+                self._lower_names.append(low)
+            self._form_lower.append(lower)
+            form = self._forms[text] = len(self._forms) + 2
+        return form
 
-    def _bigram_ids(self, pair: tuple[str, str]) -> tuple[int, int]:
-        """Ids of the bigram of two adjacent forms as seen from the right ("b-") and the left ("b+")."""
-        text = f"{pair[0]}|{pair[1]}"
+    def _bigram_ids(self, pair: tuple[int, int]) -> tuple[int, int]:
+        """Ids of the bigram of two adjacent lower-cased forms as seen from the right ("b-") and the left
+        ("b+")."""
+        names = self._lower_names
+        text = f"{names[pair[0]]}|{names[pair[1]]}"
         ids = (self.vocabulary.intern("b-:" + text), self.vocabulary.intern("b+:" + text))
         self._bigrams[pair] = ids
         return ids
@@ -355,39 +470,61 @@ class FeatureExtractor:
     # Documents -----------------------------------------------------------------------------------------
     def extract(self, text: str) -> DocumentFeatures:
         tokens = tokenize(text)
+        return self.assemble(text, self.compact(text, tokens), tokens)
+
+    def compact(self, text: str, tokens: list[Token] | None = None) -> "CompactFeatures":
+        """What a document's features are made of, in a few bytes per token (:class:`CompactFeatures`)."""
+        tokens = tokenize(text) if tokens is None else tokens
         sentences = sentence_bounds(text, tokens)
         n = len(tokens)
-        bigrams = self._bigrams
-        lex = [self._lexical_ids(t.text) for t in tokens]
+        form_id = self._form_id
+        forms = np.fromiter((form_id(t.text) for t in tokens), dtype=np.int32, count=n)
         context = self._line_context(text, tokens)
-        pad = self._pad
-        start_1 = pad[(-1, "<s>")] + self._bos
-        start_2 = pad[(-2, "<s>")]
-        end_1 = pad[(1, "</s>")] + self._eos
-        end_2 = pad[(2, "</s>")]
-
-        rows: list[tuple[int, ...]] = []
-        append = rows.append
+        # Bigrams are interned sentence by sentence, in order; a sentence of k tokens has k + 1 of them, with
+        # "<s>" and "</s>". Token t of a sentence sees the bigram ending at it ("b-") and the one starting at it
+        # ("b+").
+        lower = self._form_lower.view()[forms].tolist()
+        get, new = self._bigrams.get, self._bigram_ids
+        pairs: list[tuple[int, int]] = []
         for a, b in sentences:
-            # Bigram attribute ids around every boundary of the sentence: "b-" seen from the right-hand
-            # token, "b+" from the left-hand one.
-            forms = ["<s>"] + [lex[i][5] for i in range(a, b)] + ["</s>"]
-            pairs = [bigrams.get(p) or self._bigram_ids(p) for p in zip(forms, forms[1:])]
-            left = [p[0] for p in pairs]
-            right = [p[1] for p in pairs]
-            for i in range(a, b):
-                own = lex[i]
-                row = own[0]
-                row += lex[i - 1][1] if i > a else start_1
-                row += lex[i - 2][3] if i - 1 > a else start_2
-                row += lex[i + 1][2] if i + 1 < b else end_1
-                row += lex[i + 2][4] if i + 2 < b else end_2
-                k = i - a
-                append(row + (left[k], right[k + 1]) + context[i])
-        counts = np.fromiter(map(len, rows), dtype=np.int64, count=n)
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        indices = np.fromiter(chain.from_iterable(rows), dtype=np.int32, count=int(indptr[-1]))
+            chain_ = [0] + lower[a:b] + [1]
+            pairs.extend(get(p) or new(p) for p in zip(chain_, chain_[1:]))
+        pair_ids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * len(pairs)).reshape(-1, 2)
+        lengths = np.fromiter((b - a for a, b in sentences), dtype=np.int64, count=len(sentences))
+        first = np.fromiter((a for a, _ in sentences), dtype=np.int64, count=len(sentences))
+        at = np.arange(n)
+        pair_start = np.repeat(np.cumsum(lengths + 1) - (lengths + 1) - first, lengths) + at
+        offsets = np.fromiter(chain.from_iterable((t.start, t.end) for t in tokens), dtype=np.int32, count=2 * n)
+        return CompactFeatures(
+            offsets=offsets.reshape(n, 2), sentences=np.stack([first, first + lengths], axis=1).astype(np.int32),
+            forms=forms, left=pair_ids[pair_start, 0], right=pair_ids[pair_start + 1, 1],
+            context_lengths=np.fromiter(map(len, context), dtype=np.uint8, count=n),
+            context=np.fromiter(chain.from_iterable(context), dtype=np.int32),
+        )
+
+    def assemble(self, text: str, compact: "CompactFeatures", tokens: list[Token] | None = None) -> DocumentFeatures:
+        """The :class:`DocumentFeatures` of ``text`` from its compact form, made by this extractor; its tokens
+        are ``tokens`` or, when None, :class:`corpus.text.TokenOffsets` over the compact form's offsets."""
+        if tokens is None:
+            tokens = TokenOffsets(text, compact.offsets[:, 0].tolist(), compact.offsets[:, 1].tolist())
+        sentences = [(a, b) for a, b in compact.sentences.tolist()]
+        forms = compact.forms
+        n = forms.shape[0]
+        bounds = compact.sentences.astype(np.int64)
+        lengths = bounds[:, 1] - bounds[:, 0]
+        begin = np.repeat(bounds[:, 0], lengths)
+        end = np.repeat(bounds[:, 1], lengths)
+        at = np.arange(n)
+        neighbours = [forms]
+        for step, pad in ((-1, _BEGIN), (-2, _BEGIN), (1, _END), (2, _END)):
+            other = at + step
+            inside = (other >= begin) & (other < end)
+            neighbours.append(np.where(inside, forms[np.clip(other, 0, max(n - 1, 0))], pad))
+        parts = [table.rows(which) for table, which in zip(self._roles, neighbours)]
+        ones = np.ones(n, dtype=np.int64)
+        context_lengths = compact.context_lengths.astype(np.int64)
+        parts += [(ones, compact.left), (ones, compact.right), (context_lengths, compact.context)]
+        indptr, indices = _interleave(parts, n)
         return DocumentFeatures(tokens, sentences, indptr, indices, self.vocabulary)
 
     def _line_context(self, text: str, tokens: list[Token]) -> list[tuple[int, ...]]:
@@ -460,18 +597,27 @@ class FeatureCache:
     """Cache of extracted documents, bounded by their total number of tokens, in two segments.
 
     Documents a tagger is fitted on (``keep=True``: the gold, featurized again at every retrain) live in a
-    segment of their own (``max_kept_tokens``) that scoring never evicts: scoring a pool larger than the
-    cache cycles through the other segment (``max_tokens``), least recently used first.  A document pushed
-    out of the kept segment joins the other one.  Keys are the extractor's configuration key and a hash of the
-    text, so an identical text (a document scored again after a retrain, a re-imported duplicate) is
-    featurized once.
+    segment of their own (``max_kept_tokens``), whole, that scoring never evicts. Scoring a pool cycles through
+    the other segment (``max_tokens``), least recently used first, which keeps each document compact
+    (:class:`CompactFeatures`, about a tenth of the memory) and assembles it again when it is asked for:
+    far cheaper than extracting it, so that a pool of several thousand records stays in every worker process
+    at once, whichever of them each shard of a retrain reaches. A document pushed out of the kept segment
+    joins the other one. The documents assembled last (``max_recent_tokens``: a shard of the pool) are also kept
+    whole, as the steps of one scoring (marginals, then tokens for the suggestions) ask for them again. Keys
+    are the extractor's configuration key and a hash of the text, so an identical text (a document scored
+    again after a retrain, a re-imported duplicate) is featurized once.
     """
 
-    def __init__(self, max_tokens: int = 2_000_000, max_kept_tokens: int = 2_000_000) -> None:
+    def __init__(
+        self, max_tokens: int = 6_000_000, max_kept_tokens: int = 2_000_000, max_recent_tokens: int = 300_000,
+    ) -> None:
         self.max_tokens = max_tokens
         self.max_kept_tokens = max_kept_tokens
-        self._items: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
-        self._kept: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
+        self.max_recent_tokens = max_recent_tokens
+        self._recent: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
+        self._recent_tokens = 0
+        self._items: OrderedDict[tuple[str, str], tuple[FeatureVocabulary, CompactFeatures]] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, str], tuple[DocumentFeatures, CompactFeatures]] = OrderedDict()
         self._tokens = 0
         self._kept_tokens = 0
         self.hits = 0
@@ -487,44 +633,63 @@ class FeatureCache:
     def get(self, extractor: FeatureExtractor, text: str, *, keep: bool = False) -> DocumentFeatures:
         key = (extractor.key, self.text_key(text))
         kept = self._kept.get(key)
-        if kept is not None and kept.vocabulary is extractor.vocabulary:
+        if kept is not None and kept[0].vocabulary is extractor.vocabulary:
             self._kept.move_to_end(key)
             self.hits += 1
-            return kept
+            return kept[0]
         found = self._items.get(key)
-        if found is not None and found.vocabulary is extractor.vocabulary:
+        if found is not None and found[0] is extractor.vocabulary:
             self.hits += 1
-            feats = found
+            compact = found[1]
+            feats = self._recent.get(key)
+            if feats is None or feats.vocabulary is not extractor.vocabulary:
+                feats = extractor.assemble(text, compact)
         else:
             self.misses += 1
-            feats = extractor.extract(text)
+            tokens = tokenize(text)
+            compact = extractor.compact(text, tokens)
+            feats = extractor.assemble(text, compact, tokens)
         self._drop(key)
         if keep:
-            self._kept[key] = feats
+            self._kept[key] = (feats, compact)
             self._kept_tokens += feats.n_tokens
         else:
-            self._items[key] = feats
+            self._items[key] = (extractor.vocabulary, compact)
             self._tokens += feats.n_tokens
+            self._recent[key] = feats
+            self._recent_tokens += feats.n_tokens
+            while self._recent_tokens > self.max_recent_tokens and len(self._recent) > 1:
+                _, old_recent = self._recent.popitem(last=False)
+                self._recent_tokens -= old_recent.n_tokens
         while self._kept_tokens > self.max_kept_tokens and len(self._kept) > 1:
-            old_key, old = self._kept.popitem(last=False)
+            old_key, (old, old_compact) = self._kept.popitem(last=False)
             self._kept_tokens -= old.n_tokens
-            self._items[old_key] = old
+            self._items[old_key] = (old.vocabulary, old_compact)
             self._tokens += old.n_tokens
         while self._tokens > self.max_tokens and len(self._items) > 1:
-            _, old = self._items.popitem(last=False)
-            self._tokens -= old.n_tokens
+            old_key, (_, old_compact) = self._items.popitem(last=False)
+            self._tokens -= old_compact.n_tokens
+            old_recent = self._recent.pop(old_key, None)
+            if old_recent is not None:
+                self._recent_tokens -= old_recent.n_tokens
         return feats
 
     def _drop(self, key: tuple[str, str]) -> None:
-        for items, count in ((self._items, "_tokens"), (self._kept, "_kept_tokens")):
-            old = items.pop(key, None)
-            if old is not None:
-                setattr(self, count, getattr(self, count) - old.n_tokens)
+        recent = self._recent.pop(key, None)
+        if recent is not None:
+            self._recent_tokens -= recent.n_tokens
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._tokens -= old[1].n_tokens
+        old_kept = self._kept.pop(key, None)
+        if old_kept is not None:
+            self._kept_tokens -= old_kept[0].n_tokens
 
     def clear(self) -> None:
         self._items.clear()
         self._kept.clear()
-        self._tokens = self._kept_tokens = 0
+        self._recent.clear()
+        self._tokens = self._kept_tokens = self._recent_tokens = 0
 
 
 DEFAULT_CACHE = FeatureCache()

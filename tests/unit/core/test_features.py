@@ -84,9 +84,59 @@ def test_documents_kept_for_training_are_never_evicted_by_scoring():
     promoted = cache.get(ex, "registro 4 siete", keep=True)
     assert cache.get(ex, "otro texto más", keep=True) is not None
     assert cache.get(ex, "registro 4 siete") is promoted
-    assert cache.get(ex, "uno dos tres") is gold  # pushed out of the kept segment into the other one
+    hits = cache.hits
+    # Pushed out of the kept segment into the other one, where it is kept compact: the same features again.
+    assert same_features(cache.get(ex, "uno dos tres"), gold) and cache.hits == hits + 1
     cache.get(ex, "registro 8 siete")
     cache.get(ex, "registro 9 siete")
     misses = cache.misses
     cache.get(ex, "uno dos tres")
     assert cache.misses == misses + 1  # and, there, evicted like any pool record
+
+
+def same_features(a, b) -> bool:
+    return (a.tokens == b.tokens and a.sentences == b.sentences and np.array_equal(a.indptr, b.indptr)
+            and np.array_equal(a.indices, b.indices) and a.vocabulary is b.vocabulary)
+
+
+def test_a_pool_larger_than_the_recent_segment_is_kept_compact_and_assembled_as_extracted():
+    cache = FeatureCache(max_tokens=1000, max_recent_tokens=8)
+    ex = get_extractor()
+    texts = [f"Paciente {k}: Ana Gil, {k + 30} años.\nNHC: {k}4567 Fecha: {k % 28 + 1}/3/2019" for k in range(12)]
+    first = [cache.get(ex, t) for t in texts]
+    assert cache.misses == 12 and len(cache) == 12
+    again = [cache.get(ex, t) for t in texts]
+    assert cache.misses == 12 and cache.hits == 12
+    fresh = FeatureExtractor()  # its own vocabulary: compared by attribute strings
+    for text, a, b in zip(texts, first, again):
+        assert same_features(a, b)
+        assert b is not a  # assembled again from the compact form: the recent segment holds ~8 tokens
+        extracted = fresh.extract(text)
+        assert [b.token_attributes(t) for t in range(b.n_tokens)] == [
+            extracted.token_attributes(t) for t in range(extracted.n_tokens)]
+    recent = cache.get(ex, texts[-1])
+    assert recent is cache.get(ex, texts[-1])  # the document assembled last is kept whole
+
+
+def test_each_row_is_the_token_its_neighbours_in_the_sentence_and_its_bigrams():
+    ex = FeatureExtractor({"names": ["Ana"]})
+    text = "Dr. Gil vio a Ana.\nEdad: 42 años. Alta el 3/4/2019"
+    feats = ex.extract(text)
+    assert feats.sentences and sum(b - a for a, b in feats.sentences) == feats.n_tokens
+    for a, b in feats.sentences:
+        forms = [t.text for t in feats.tokens[a:b]]
+        lower = ["<s>"] + [f.lower() for f in forms] + ["</s>"]
+        for i in range(b - a):
+            own, _, _ = ex.lexical_attributes(forms[i])
+            expected = list(own)
+            expected += ([f"-1:{x}" for x in ex.lexical_attributes(forms[i - 1])[1]] if i >= 1
+                         else ["-1:w:<s>", "bos"])
+            expected += [f"-2:{x}" for x in ex.lexical_attributes(forms[i - 2])[2]] if i >= 2 else ["-2:w:<s>"]
+            expected += ([f"+1:{x}" for x in ex.lexical_attributes(forms[i + 1])[1]] if i + 1 < b - a
+                         else ["+1:w:</s>", "eos"])
+            expected += ([f"+2:{x}" for x in ex.lexical_attributes(forms[i + 2])[2]] if i + 2 < b - a
+                         else ["+2:w:</s>"])
+            expected += [f"b-:{lower[i]}|{lower[i + 1]}", f"b+:{lower[i + 1]}|{lower[i + 2]}"]
+            row = feats.token_attributes(a + i)
+            assert row[: len(expected)] == expected
+            assert all(x.startswith(("lp:", "line_end", "k:", "k1:", "kd:", "kdk:")) for x in row[len(expected):])

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.text import Token, sentence_bounds, tokenize
+from corpus.text import Token, TokenOffsets, sentence_bounds, tokenize
 
 
 def texts(s: str) -> list[str]:
@@ -75,3 +75,17 @@ def test_sentence_bounds_keeps_address_numbers_and_initials_together():
 
 def test_sentence_bounds_empty():
     assert sentence_bounds("", []) == []
+
+
+def test_token_offsets_read_as_the_tokens_they_stand_for():
+    text = "Ana Gil, 42 años; NHC 123456."
+    tokens = tokenize(text)
+    offsets = TokenOffsets(text, [t.start for t in tokens], [t.end for t in tokens])
+    assert len(offsets) == len(tokens) and offsets == tokens and tokens == offsets
+    assert offsets[0] == tokens[0] and offsets[-1] == tokens[-1] and offsets[2:5] == tokens[2:5]
+    assert list(offsets) == tokens and offsets != tokens[:-1]
+    assert all(type(t.start) is int and type(t.end) is int for t in offsets)
+    with pytest.raises(IndexError):
+        offsets[len(tokens)]
+    with pytest.raises(ValueError):
+        TokenOffsets(text, [0, 1], [1])
