@@ -23,7 +23,7 @@ from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags
-from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
+from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, training_threads, warm_start
 from corpus.text import Token
 from corpus.types import Document, Span
 
@@ -167,7 +167,7 @@ class CRFTagger(BaseTagger):
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
                               epsilon=self.epsilon, init=warm_start(data, previous),
-                              step_scale=getattr(self, "step_scale_", None))
+                              step_scale=getattr(self, "step_scale_", None), threads=training_threads())
         self.crf_ = None
         self.attributes_ = weights.attributes
         self.labels_ = weights.labels

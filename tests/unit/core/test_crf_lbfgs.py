@@ -87,6 +87,23 @@ def test_gradient_equals_finite_differences_on_meddocan_notes():
         assert grad[k] == pytest.approx(numeric, rel=1e-4, abs=1e-5), k
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_objective_on_several_threads_is_the_same_to_the_last_bit(dtype):
+    data = problem(read_split("train")[:40])
+    assert len(data.buckets) > 3
+    w = np.random.default_rng(5).normal(0, 0.3, data.n_features)
+    one = Objective(data, c2=0.05, dtype=dtype)
+    three = Objective(data, c2=0.05, dtype=dtype, threads=3)
+    try:
+        assert len(three._blocks) == 3 and len(three._blocks_t) == 3
+        value, grad = one(w)
+        threaded_value, threaded_grad = three(w)
+    finally:
+        three.close()
+    assert threaded_value == value
+    assert np.array_equal(threaded_grad, grad)
+
+
 def test_the_observed_counts_are_the_features_crfsuite_would_make():
     docs = synthetic_docs(6, seed=3)
     data = problem(docs)
