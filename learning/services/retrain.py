@@ -20,6 +20,7 @@ the loop left for it (``learning.services.cold_refit``); it says in its result w
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from typing import Any, Sequence
@@ -37,7 +38,6 @@ from annotator.services.ranking import activate_ranking, add_scores, stage_ranki
 from corpus.span_json import write_span
 from corpus.types import Document as CorpusDocument
 from learning.core import artifacts
-from learning.core.features import FeatureCache
 from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
 from learning.core.params import defaults
@@ -53,7 +53,6 @@ from learning.services.model_store import load_model
 from learning.services.ordering import ranking_order
 
 log = logging.getLogger(__name__)
-_text_key = FeatureCache.text_key  # a hash of a text
 
 #: Pool documents per scoring task.
 SHARD_DOCUMENTS = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
@@ -178,6 +177,12 @@ def _current_model_spans(project: Project, evaluation, current_tagger, warnings:
         return None
     return current.pk, [predicted[i] if i in predicted else list(remembered[key]) for i, key in enumerate(keys)]
 
+
+
+def _text_key(text: str) -> str:
+    """A hash of a text (the web processes import this module: nothing from the feature code, which needs
+    scipy)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
