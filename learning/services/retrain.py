@@ -20,7 +20,6 @@ the loop left for it (``learning.services.cold_refit``); it says in its result w
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from typing import Any, Sequence
@@ -33,6 +32,7 @@ from annotator.models import Document, Project
 from annotator.selectors import (
     annotator_hours, gold_documents, scored_document_ids, submission_count, unlabelled_pool, unlabelled_pool_ids,
 )
+from annotator.services.imports import content_hash
 from annotator.services.notify import notify_project
 from annotator.services.ranking import activate_ranking, add_scores, stage_ranking
 from corpus.span_json import write_span
@@ -104,7 +104,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         metrics["mcnemar_vs_previous"] = {
             "previous": current_pk, **mcnemar_tokens(evaluation, model.predicted, spans, model.eval_tokens)}
     if evaluation:
-        tagger.evaluation_spans_ = {_text_key(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
+        tagger.evaluation_spans_ = {content_hash(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
     recall_bias: dict[str, Any] = {}
     if model.recall_bias is not None:
         recall_bias = {"beta": project.recall_bias_beta, "tau_main": model.recall_bias.tau_main,
@@ -165,7 +165,7 @@ def _current_model_spans(project: Project, evaluation, current_tagger, warnings:
     try:
         tagger = current_tagger if current_tagger is not None else load_model(current.artifact, project_id=project.pk)
         remembered = getattr(tagger, "evaluation_spans_", None) or {}
-        keys = [_text_key(d.text) for d in evaluation]
+        keys = [content_hash(d.text) for d in evaluation]
         missing = [i for i, key in enumerate(keys) if key not in remembered]
         predicted = dict(zip(missing, tagger.predict([evaluation[i] for i in missing]))) if missing else {}
     except artifacts.ArtifactRejected as error:
@@ -177,12 +177,6 @@ def _current_model_spans(project: Project, evaluation, current_tagger, warnings:
         return None
     return current.pk, [predicted[i] if i in predicted else list(remembered[key]) for i, key in enumerate(keys)]
 
-
-
-def _text_key(text: str) -> str:
-    """A hash of a text (the web processes import this module: nothing from the feature code, which needs
-    scipy)."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
