@@ -2,18 +2,25 @@
 
 - ``crf_viterbi``: the CRF's own Viterbi path (``tagger.predict``), and ``crf_marginals``: the marginals
   decoded without a recall bias (``learning.core.decoding.decode``);
-- ``global_bias``: one recall-bias pair tuned for F_β (β = 4 by default) — the reference;
+- ``global_bias``: one recall-bias pair tuned for F_β (β = 4 by default) on the grid of ALGORITHMS.md §3 —
+  the reference; ``fine_grid_bias``: the same on the project's grid (§3's and four τ_main values between
+  0.999 and 0.99);
 - ``per_label_bias``: a pair per PHI type, each maximising its own F_β
   (``learning.core.recall_bias.tune_recall_bias_per_label``), and ``per_label_overall``: a pair per type
   chosen together for the overall F_β;
 - each of the three with document-level consistency on top (``learning.core.consistency``: every mention
   in a record of a string tagged PHI in it, one label per string): ``..._consistency``;
-- ``crf_marginals_shown`` and ``global_bias_shown``: exactly what annotators are shown and exports conceal —
+- ``crf_marginals_shown``, ``global_bias_shown`` and ``fine_grid_bias_shown``: exactly what annotators are
+  shown and exports conceal —
   the pre-annotations (``learning.core.pre_annotation.pre_annotations``, without and with the global pair)
-  completed from the record (``complete_suggestions``: consistency, then sure structured-PHI patterns).
+  completed from the record (``complete_suggestions``: consistency, then sure structured-PHI patterns);
+- ``lexicon_...``: a second CRF, with the gold lexicon (``learning.core.lexicon``, the tagger's default), its
+  Viterbi path, what it shows without a bias, and per β its global pair (``lexicon_global_bias``) and what it
+  shows with it (``..._shown``).
 
-The CRF (default parameters) is trained once on MEDDOCAN train minus a tuning part (``--tune-fraction`` of
-train, drawn with ``--seed``); every threshold is tuned on that part, never on dev. Per row: leakage, token
+The reference CRF (default parameters, but without the gold lexicon) is trained once on MEDDOCAN train minus
+a tuning part (``--tune-fraction`` of train, drawn with ``--seed``); every threshold is tuned on that part,
+never on dev. Per row: leakage, token
 precision/recall (binary), entity F1, leakage per gold type and the ratios to the reference of the same
 run. ``frontier`` repeats the biased rows for other β, so rows can be compared at equal precision. ``best``
 is the row with the lowest leakage among those with dev token precision ≥ ``--precision-floor``; ``goal``
@@ -39,7 +46,7 @@ from learning.core.decoding import decoded_spans  # noqa: E402
 from corpus.span_json import read_span  # noqa: E402
 from learning.core.metrics import evaluate, leakage_by_type  # noqa: E402
 from learning.core.pre_annotation import complete_suggestions, pre_annotations  # noqa: E402
-from learning.core.recall_bias import tune_recall_bias, tune_recall_bias_per_label  # noqa: E402
+from learning.core.recall_bias import SECTION_3_TAU_MAIN, tune_recall_bias, tune_recall_bias_per_label  # noqa: E402
 from learning.core.taggers.base import gold_tags  # noqa: E402
 from learning.core.taggers.crf import CRFTagger  # noqa: E402
 from learning.core.training import split_dev  # noqa: E402
@@ -81,6 +88,34 @@ def shown_spans(docs, tokens, marginals, labels, thresholds):
     return out
 
 
+def lexicon_rows(tagger, tuning, dev, tokens, betas: list[float]) -> tuple[dict, dict]:
+    """For a CRF fitted with the gold lexicon: its unbiased rows, and per β its global-bias rows (thresholds
+    tuned on the tuning part, as the reference's)."""
+    labels = list(tagger.labels_)
+    tuning_gold = [gold_tags(d, tokenize(d.text)) for d in tuning]
+    tuning_marginals = tagger.predict_marginals(tuning)
+    marginals = tagger.predict_marginals(dev)
+    rows = {}
+    t0 = time.perf_counter()
+    rows["lexicon_viterbi"] = figures(dev, tagger.predict(dev), tokens, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    rows["lexicon_marginals_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, None), tokens,
+                                              time.perf_counter() - t0)
+    by_beta = {}
+    for beta in betas:
+        single = tune_recall_bias(tuning_marginals, tuning_gold, labels, beta)
+        thresholds = (single.tau_main, single.tau_alt)
+        block = {}
+        t0 = time.perf_counter()
+        block["lexicon_global_bias"] = figures(dev, decode_all(tokens, marginals, labels, thresholds), tokens,
+                                               time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        block["lexicon_global_bias_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, thresholds),
+                                                     tokens, time.perf_counter() - t0)
+        by_beta[f"{beta:g}"] = block
+    return rows, by_beta
+
+
 def ratio(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
@@ -102,7 +137,7 @@ def main() -> None:
     started = time.perf_counter()
     train, tuning = split_dev(train_all, args.tune_fraction, args.seed)
     t0 = time.perf_counter()
-    tagger = CRFTagger().fit(train)
+    tagger = CRFTagger(gold_lexicon=False).fit(train)
     train_s = time.perf_counter() - t0
     labels = list(tagger.labels_)
     tuning_tokens = [tokenize(d.text) for d in tuning]
@@ -113,10 +148,12 @@ def main() -> None:
 
     def tune(beta: float) -> dict:
         """Per row name: (the thresholds the decoder takes, what the tuning chose)."""
-        single = tune_recall_bias(tuning_marginals, tuning_gold, labels, beta)
+        single = tune_recall_bias(tuning_marginals, tuning_gold, labels, beta, tau_main_grid=SECTION_3_TAU_MAIN)
+        fine = tune_recall_bias(tuning_marginals, tuning_gold, labels, beta)
         per_label = tune_recall_bias_per_label(tuning_marginals, tuning_gold, labels, beta)
         overall = tune_recall_bias_per_label(tuning_marginals, tuning_gold, labels, beta, objective="overall")
         return {"global_bias": ((single.tau_main, single.tau_alt), single),
+                "fine_grid_bias": ((fine.tau_main, fine.tau_alt), fine),
                 "per_label_bias": (per_label.thresholds, per_label),
                 "per_label_overall": (overall.thresholds, overall)}
 
@@ -129,6 +166,10 @@ def main() -> None:
             t0 = time.perf_counter()
             consistent = with_consistency(tokens, marginals, labels, predicted, args.min_seed_confidence)
             rows[f"{name}_consistency"] = figures(dev, consistent, tokens, time.perf_counter() - t0)
+            if name in ("global_bias", "fine_grid_bias"):
+                t0 = time.perf_counter()
+                rows[f"{name}_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, thresholds),
+                                                    tokens, time.perf_counter() - t0)
         return rows
 
     result: dict = {
@@ -151,8 +192,12 @@ def main() -> None:
     tuned = tune(args.beta)
     rows.update(rows_for(tuned))
     t0 = time.perf_counter()
-    rows["global_bias_shown"] = figures(dev, shown_spans(dev, tokens, marginals, labels, tuned["global_bias"][0]),
-                                        tokens, time.perf_counter() - t0)
+    with_lexicon = CRFTagger(gold_lexicon=True).fit(train)
+    result["lexicon"] = {"train_seconds": round(time.perf_counter() - t0, 1), "entries": len(with_lexicon.lexicon_)}
+    betas = sorted({args.beta, *(float(b) for b in args.frontier_betas.split(",") if b)})
+    lexicon_main, lexicon_frontier = lexicon_rows(with_lexicon, tuning, dev, tokens, betas)
+    rows.update(lexicon_main)
+    rows.update(lexicon_frontier[f"{args.beta:g}"])
     reference = rows["global_bias"]
     for row in rows.values():
         row["ratio_leakage"] = ratio(row["leakage"], reference["leakage"])
@@ -160,21 +205,24 @@ def main() -> None:
     result["eval_phi_tokens"] = evaluate(dev, unbiased, tokens)["counts"]["token_gold"]
     result["rows"] = rows
     result["thresholds"] = {
-        "global_bias": {"tau_main": tuned["global_bias"][1].tau_main, "tau_alt": tuned["global_bias"][1].tau_alt,
-                        "tuning_f_beta": round(tuned["global_bias"][1].score, 4)},
+        **{name: {"tau_main": tuned[name][1].tau_main, "tau_alt": tuned[name][1].tau_alt,
+                  "tuning_f_beta": round(tuned[name][1].score, 4)} for name in ("global_bias", "fine_grid_bias")},
         **{name: {"tuning_f_beta": round(t.score, 4), "tuning_p": round(t.precision, 4),
                   "tuning_r": round(t.recall, 4),
                   "labels": {kind: {"tau_main": v.tau_main, "tau_alt": v.tau_alt, "tuning_p": round(v.precision, 4),
                                     "tuning_r": round(v.recall, 4), "tuning_gold_tokens": v.gold_tokens,
                                     "tuned": v.tuned} for kind, v in t.by_type.items()}}
-           for name, (_, t) in tuned.items() if name != "global_bias"},
+           for name, (_, t) in tuned.items() if name not in ("global_bias", "fine_grid_bias")},
     }
     frontier: dict = {}
     for beta in [float(b) for b in args.frontier_betas.split(",") if b]:
         frontier[f"{beta:g}"] = {name: {k: row[k] for k in ("leakage", "token_p", "entity_f1")}
                                  for name, row in rows_for(tune(beta)).items()}
     frontier[f"{args.beta:g}"] = {name: {k: rows[name][k] for k in ("leakage", "token_p", "entity_f1")}
-                                  for name in rows if name.startswith(("global", "per_label"))}
+                                  for name in rows if name.startswith(("global", "fine", "per_label"))}
+    for beta, block in lexicon_frontier.items():
+        frontier.setdefault(beta, {}).update(
+            {name: {k: row[k] for k in ("leakage", "token_p", "entity_f1")} for name, row in block.items()})
     result["frontier"] = dict(sorted(frontier.items(), key=lambda kv: float(kv[0])))
     eligible = {name: row for name, row in rows.items() if row["token_p"] >= args.precision_floor}
     best = min(eligible, key=lambda name: eligible[name]["leakage"]) if eligible else None

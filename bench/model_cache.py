@@ -41,11 +41,12 @@ def key() -> bytes:
     return path.read_bytes()
 
 
-def cached_crf(train) -> tuple[Path, float | None]:
-    """The path of a CRF (default parameters) trained on ``train``, and the seconds its training took now
-    (None when an earlier run left it)."""
-    fresh = CRFTagger()
-    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions))
+def cached_crf(train, **params) -> tuple[Path, float | None]:
+    """The path of a CRF (default parameters, but ``params``) trained on ``train``, and the seconds its
+    training took now (None when an earlier run left it)."""
+    fresh = CRFTagger(**params)
+    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions,
+                     fresh.gold_lexicon))
     digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
     path = folder() / f"crf-{FEATURES_VERSION}-{digest}.model"
     if path.exists():

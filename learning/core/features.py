@@ -113,6 +113,23 @@ class DocumentFeatures:
     def sentence_items(self) -> list[list[list[str]]]:
         return [self.items(a, b) for a, b in self.sentences]
 
+    def with_attributes(self, extra: Mapping[int, Sequence[str]]) -> "DocumentFeatures":
+        """These features with ``extra`` attributes added to some tokens (token index -> attribute strings),
+        interned in the same vocabulary; ``self`` when there are none."""
+        if not extra:
+            return self
+        n = self.n_tokens
+        at = sorted(extra)
+        known: dict[tuple[str, ...], tuple[int, ...]] = {}  # tokens mostly share a few attribute lists
+        rows = [known.get(attrs) or known.setdefault(attrs, self.vocabulary.ids(attrs))
+                for attrs in map(tuple, map(extra.__getitem__, at))]
+        added = np.zeros(n, dtype=np.int64)
+        added[at] = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        new_ids = np.fromiter(chain.from_iterable(rows), dtype=self.indices.dtype, count=int(added.sum()))
+        own = np.diff(self.indptr)
+        indptr, indices = _interleave([(own, self.indices), (added, new_ids)], n)
+        return DocumentFeatures(self.tokens, self.sentences, indptr, indices, self.vocabulary)
+
 
 @dataclass(frozen=True, eq=False)
 class CompactFeatures:

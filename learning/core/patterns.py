@@ -354,6 +354,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("email", "email", SURE, None,
        r"(?<![\w.+-])(?:(?i:e-?mail|mail)[.:-])?(?P<phi>\w[\w+-]*(?:\.[\w+-]+)*@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})"
        r"(?![\w-])"),
+    # After its keyword an address is one even without a domain suffix ("Correo electrónico: ana@clinica").
+    _p("email_keyed", "email", SURE, None,
+       rf"\b(?:correo(?:{_SP}electr[oó]nico)?|e-?mail|correo-e){_SP}:{_SP}"
+       rf"(?P<phi>\w[\w+-]*(?:\.[\w+-]+)*@[\w-]+(?:\.[\w-]+)*)(?![\w@-])", flags=_I),
     _p("url", "url", SURE, None,
        r"(?<![\w@.])(?:https?://|ftp://|www\.)[^\s<>\"'()\[\]{}]*[^\s<>\"'()\[\]{}.,;:!?]", flags=_I),
     _p("domain", "url", LIKELY, None,

@@ -18,6 +18,9 @@ PARAMETER_TEXTS = (
     gettext_noop('a full fit stops once the objective improves by less than this share'),
     gettext_noop('All possible transitions'),
     gettext_noop('also weigh label transitions never seen in training (such as O → I-NAME)'),
+    gettext_noop('Gold lexicon'),
+    gettext_noop('mark strings already annotated as PHI in the gold wherever they come back (a feature, rebuilt at '
+                 'every fit)'),
     gettext_noop('Hidden size'),
     gettext_noop('units in each direction of the BiLSTM'),
     gettext_noop('Word vector size'),

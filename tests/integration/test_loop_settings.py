@@ -108,7 +108,7 @@ def test_a_saved_form_shows_its_values_again(lead, project, users):
     assert "tagger-warm_start" not in shown and "tagger-feature_cache" not in shown
     assert {k: v for k, v in shown.items() if k.startswith("tagger-")} == {
         "tagger-c1": "0.1", "tagger-c2": "0.05", "tagger-max_iterations": "50", "tagger-epsilon": "1e-05",
-        "tagger-all_possible_transitions": "on"}
+        "tagger-all_possible_transitions": "on", "tagger-gold_lexicon": "on"}
     posted = {**shown, "tagger-c1": "0.25", "tagger-all_possible_transitions": None,
               "strategy-theta": "0.65", "self_training": "on", "self_training-iterations": "3",
               "self_training-selection": None, "gazetteer-CALLE": "Calle Mayor\n Gran Vía ",

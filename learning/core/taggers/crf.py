@@ -20,6 +20,7 @@ from corpus.bio import bio_to_spans, spans_to_bio
 from learning.core._compat import crfsuite as crfsuite_compat
 from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
+from learning.core.lexicon import GoldLexicon, lower_forms, token_spans
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags
@@ -37,8 +38,10 @@ class CRFTagger(BaseTagger):
     """CRF over the features of :mod:`learning.core.features`, trained on the sentences of gold documents.
 
     Parameters are crfsuite's L-BFGS settings (``c1`` L1, ``c2`` L2, ``max_iterations``, ``epsilon``,
-    ``all_possible_transitions``), the project's ``gazetteers`` (name -> entries) and the
-    ``feature_cache`` shared by every tagger of the process (documents are featurized once).
+    ``all_possible_transitions``), ``gold_lexicon`` (:mod:`learning.core.lexicon`: strings annotated as PHI in
+    the training documents marked wherever they occur, a lexicon made again at every fit and kept as
+    ``lexicon_``), the project's ``gazetteers`` (name -> entries) and the ``feature_cache`` shared by every
+    tagger of the process (documents are featurized once; the lexicon's marks are added to a copy).
 
     With ``warm_start``, fitting a tagger that is already fitted continues from its weights for at most
     ``warm_iterations`` iterations of the project's trainer.  So that the model never drifts far from what
@@ -72,6 +75,9 @@ class CRFTagger(BaseTagger):
               minimum=1e-10, maximum=0.1),
         Param("all_possible_transitions", bool, True,
               "also weigh label transitions never seen in training (such as O → I-NAME)"),
+        Param("gold_lexicon", bool, True,
+              "mark strings already annotated as PHI in the gold wherever they come back (a feature, rebuilt at "
+              "every fit)"),
     )
     # The gazetteers are the project's own setting; the rest is the live loop's refit policy and cache.
     INTERNAL_PARAMETERS = frozenset({
@@ -85,6 +91,7 @@ class CRFTagger(BaseTagger):
         max_iterations: int = 50,
         epsilon: float = 1e-5,
         all_possible_transitions: bool = True,
+        gold_lexicon: bool = True,
         gazetteers: Mapping[str, Collection[str]] | None = None,
         feature_cache: FeatureCache | None = None,
         warm_start: bool = False,
@@ -100,6 +107,7 @@ class CRFTagger(BaseTagger):
         self.max_iterations = max_iterations
         self.epsilon = epsilon
         self.all_possible_transitions = all_possible_transitions
+        self.gold_lexicon = gold_lexicon
         self.gazetteers = gazetteers
         self.feature_cache = feature_cache
         self.warm_start = warm_start
@@ -112,21 +120,43 @@ class CRFTagger(BaseTagger):
     def _extractor(self) -> FeatureExtractor:
         return get_extractor(self.gazetteers)
 
-    def features(self, docs: Sequence[Document], *, keep: bool = False) -> list[DocumentFeatures]:
+    def _cached_features(self, docs: Sequence[Document], *, keep: bool = False) -> list[DocumentFeatures]:
         """The (cached) features of ``docs``; ``keep`` them from eviction by scoring (training documents)."""
         cache = self.feature_cache if self.feature_cache is not None else DEFAULT_CACHE
         extractor = self._extractor()
         return [cache.get(extractor, doc.text, keep=keep) for doc in docs]
 
+    def features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
+        """The features the model reads: the cached ones, with the gold lexicon's marks when it has one."""
+        feats = self._cached_features(docs)
+        lexicon = getattr(self, "lexicon_", None)
+        if lexicon is None:
+            return feats
+        return [f.with_attributes(lexicon.attributes(lower_forms(doc.text, f.tokens))) for doc, f in zip(docs, feats)]
+
     def tokens(self, docs: Sequence[Document]) -> list[list[Token]]:
         """The tokens of each document, from its cached features (no second tokenization)."""
-        return [f.tokens for f in self.features(docs)]
+        return [f.tokens for f in self._cached_features(docs)]
+
+    def _training_features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
+        """The training documents' features; with ``gold_lexicon``, the lexicon of their spans is made
+        (``lexicon_``) and each document is marked by the lexicon of the others."""
+        feats = self._cached_features(docs, keep=True)
+        if not self.gold_lexicon:
+            self.lexicon_ = None
+            return feats
+        forms = [lower_forms(doc.text, f.tokens) for doc, f in zip(docs, feats)]
+        spans = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
+        self.lexicon_ = lexicon = GoldLexicon.from_gold(zip(forms, spans))
+        marked = [f.with_attributes(lexicon.attributes(w, exclude=i)) for i, (f, w) in enumerate(zip(feats, forms))]
+        lexicon.forget_documents()
+        return marked
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
         if len(docs) == 0:
             raise ValueError("cannot fit a CRF on no documents")
-        feats = self.features(docs, keep=True)
+        feats = self._training_features(docs)
         if self.fits_warm(len(docs)):
             self._fit_warm(docs, feats)
             self.warm_fits_, self.fit_kind_ = getattr(self, "warm_fits_", 0) + 1, "warm"
@@ -372,8 +402,7 @@ class CRFTagger(BaseTagger):
         return out
 
     def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
-        feats = self.features(docs)
-        return [bio_to_spans(f.tokens, tags) for f, tags in zip(feats, self.predict_tags(docs))]
+        return [bio_to_spans(tokens, tags) for tokens, tags in zip(self.tokens(docs), self.predict_tags(docs))]
 
 
 def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ def test_a_taggers_parameters_are_described_or_internal_and_keep_the_constructor
 def test_internal_parameters_are_the_ones_the_program_sets():
     assert {"feature_cache", "warm_start", "gazetteers"} <= tagger_class("crf").INTERNAL_PARAMETERS
     assert {p.name for p in tagger_class("crf").PARAMETERS} == {
-        "c1", "c2", "max_iterations", "epsilon", "all_possible_transitions"}
+        "c1", "c2", "max_iterations", "epsilon", "all_possible_transitions", "gold_lexicon"}
     assert [p.name for p in tagger_class("unigram").PARAMETERS] == ["lowercase"]
     assert "seed" in tagger_class("flair").INTERNAL_PARAMETERS
 

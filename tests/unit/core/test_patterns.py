@@ -169,6 +169,11 @@ def test_measurements_are_not_phi(text):
 def test_email_url_and_ip_addresses():
     assert found("Correo electrónico: ana.gil@hospital.es.") == [("email", "ana.gil@hospital.es")]
     assert found("E-mail.hleonbrito@hotmail.com") == [("email", "hleonbrito@hotmail.com")]
+    # After its keyword, an address lacking its domain's suffix; without the keyword, none.
+    assert found("Chile. Correo electrónico: vtomicic@alemana. Correo") == [("email_keyed", "vtomicic@alemana")]
+    assert found("e-mail: j.ruiz@hgu-alicante, tel") == [("email_keyed", "j.ruiz@hgu-alicante")]
+    assert found("escribir a vtomicic@alemana.") == []
+    assert found("Correo electrónico: ana.gil@hospital.es.") == [("email", "ana.gil@hospital.es")]
     assert found("véase https://x.org/a?b=1, o www.salud.es.") == [
         ("url", "https://x.org/a?b=1"), ("url", "www.salud.es")]
     assert found("servidor 192.168.1.20 y 2001:db8::1") == [("ipv4", "192.168.1.20"), ("ipv6", "2001:db8::1")]

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from learning.core.recall_bias import (
+    SECTION_3_TAU_MAIN,
     TAU_ALT_GRID,
     TAU_MAIN_GRID,
     apply_recall_bias,
@@ -26,10 +27,30 @@ MARGINALS = np.array(
 )
 
 
-def test_grids_are_those_of_the_method():
-    assert len(TAU_MAIN_GRID) == 11 and len(TAU_ALT_GRID) == 11
-    assert TAU_MAIN_GRID[0] == 0.99999 and TAU_MAIN_GRID[-1] == 0.6
+def test_grids_are_those_of_the_method_with_four_values_where_high_recall_lies():
+    assert len(SECTION_3_TAU_MAIN) == 11 and len(TAU_ALT_GRID) == 11
+    assert SECTION_3_TAU_MAIN[0] == 0.99999 and SECTION_3_TAU_MAIN[-1] == 0.6
     assert TAU_ALT_GRID[0] == 0.00001 and TAU_ALT_GRID[-1] == 0.4
+    assert set(SECTION_3_TAU_MAIN) <= set(TAU_MAIN_GRID)
+    assert sorted(set(TAU_MAIN_GRID) - set(SECTION_3_TAU_MAIN)) == [0.992, 0.994, 0.996, 0.998]
+    assert list(TAU_MAIN_GRID) == sorted(TAU_MAIN_GRID, reverse=True)
+
+
+def test_the_finer_grid_reaches_a_pair_that_section_3_jumps_over():
+    # Gold-PHI tokens the model calls O: 10 with P(O) 0.985, 80 with P(O) 0.995 (their PHI mass split over two
+    # labels, so τ_alt cannot tell them from the next ones), 10 with P(O) 0.9995; non-PHI tokens called O with
+    # P(O) 0.9985 (40 of them) and 0.9995 (400).
+    rows = ([[0.985, 0.015, 0.0]] * 10 + [[0.995, 0.0025, 0.0025]] * 80 + [[0.9995, 0.0005, 0.0]] * 10
+            + [[0.9985, 0.0015, 0.0]] * 40 + [[0.9995, 0.0005, 0.0]] * 400)
+    gold = ["B-X"] * 100 + ["O"] * 440
+    marginals, labels = [np.array(rows)], ["O", "B-X", "B-Y"]
+    fine = tune_recall_bias(marginals, [gold], labels, beta=4)
+    coarse = tune_recall_bias(marginals, [gold], labels, beta=4, tau_main_grid=SECTION_3_TAU_MAIN)
+    # τ_main 0.996 catches the 90 PHI tokens under it and nothing else; §3 has 0.99 (10 of them) or 0.999
+    # (the 90, with the 40 false positives).
+    assert (fine.tau_main, fine.tau_alt) == (0.996, 0.001)
+    assert (coarse.tau_main, coarse.tau_alt) == (0.999, 0.001)
+    assert fine.score == pytest.approx(17 * 0.9 / (16 + 0.9)) and fine.score > coarse.score
 
 
 def test_relabels_unsure_o_tokens_and_repairs_bio():

@@ -1,0 +1,177 @@
+"""The gold lexicon: the strings a project's annotators have marked as PHI, fed back to the CRF as features.
+
+A surname, a street, a hospital or a manufacturer annotated in one record is likely PHI where it comes back
+in another. :class:`GoldLexicon` keeps every gold span's lower-cased token sequence (up to ``max_tokens``
+tokens) with, per label, how many times it was annotated so, and how many times the same token sequence
+occurs in the gold texts at all: the share that was annotated says how ambiguous the string is ("madre"
+is a relative in some notes and not in others; "Boston Scientific" always an institution).
+
+:meth:`GoldLexicon.attributes` marks the tokens of a text covered by an entry (longest entry first, left
+to right) with CRF attributes: the entry's label (its most annotated one), the token's place in it (B or
+I) and how often the string was PHI where it occurred (``sure`` ≥ 0.9, ``often`` ≥ 0.5, else ``rare``).
+
+A model fitted on documents whose own spans made the lexicon would learn that the attribute is always
+right. So each training document is matched *leaving itself out* (``exclude``): it sees the lexicon of
+the other documents, as a new record sees the lexicon of all the gold. The lexicon is rebuilt from the
+gold at every fit, so it grows with the annotations; it is kept on the model and holds PHI strings, as the
+model's word attributes already do.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from corpus.bio import OUTSIDE, spans_to_bio
+from corpus.text import Token
+from corpus.types import Span
+
+__all__ = ["GoldLexicon", "lower_forms", "token_spans"]
+
+#: Shares of the occurrences that were annotated, from the highest bucket down.
+RELIABILITY = ((0.9, "sure"), (0.5, "often"), (0.0, "rare"))
+
+
+def lower_forms(text: str, tokens: Sequence[Token]) -> list[str]:
+    """The lower-cased text of each token (read from offsets, so lazily made tokens are not built)."""
+    starts = getattr(tokens, "starts", None)
+    ends = getattr(tokens, "ends", None)
+    if starts is None or ends is None:
+        return [t.text.lower() for t in tokens]
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer ("İ"): token by token
+        return [text[a:b].lower() for a, b in zip(starts, ends)]
+    return [low[a:b] for a, b in zip(starts, ends)]
+
+
+def token_spans(tokens: Sequence[Token], spans: Iterable[Span]) -> list[tuple[int, int, str]]:
+    """Gold spans as token positions (first token, token after the last, label), as
+    :func:`corpus.bio.spans_to_bio` aligns them."""
+    tags, _ = spans_to_bio(tokens, spans)
+    out: list[tuple[int, int, str]] = []
+    for t, tag in enumerate(tags):
+        if tag == OUTSIDE:
+            continue
+        if tag.startswith("I-") and out and out[-1][1] == t and out[-1][2] == tag[2:]:
+            out[-1] = (out[-1][0], t + 1, tag[2:])
+        else:
+            out.append((t, t + 1, tag[2:]))
+    return out
+
+
+class GoldLexicon:
+    """Gold spans' token sequences, their labels and how often they are PHI where they occur."""
+
+    def __init__(self, max_tokens: int = 6) -> None:
+        self.max_tokens = max_tokens
+        self.labels: dict[tuple[str, ...], Counter] = {}  # entry -> label -> annotated occurrences
+        self.seen: Counter = Counter()  # entry -> occurrences in the gold texts, annotated or not
+        # The entries as a tree of words: a node maps a word to the next node; an entry ends at a node that
+        # holds it under the key None.
+        self._tree: dict = {}
+        self._own: list[tuple[dict[tuple[str, ...], Counter], Counter]] = []  # per gold document
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @classmethod
+    def from_gold(cls, documents: Iterable[tuple[Sequence[str], Iterable[tuple[int, int, str]]]],
+                  max_tokens: int = 6) -> "GoldLexicon":
+        """A lexicon from gold documents, each given as its lower-cased token forms and its spans as
+        (first token, token after the last, label)."""
+        lexicon = cls(max_tokens)
+        forms_of: list[Sequence[str]] = []
+        for forms, spans in documents:
+            own: dict[tuple[str, ...], Counter] = {}
+            for first, end, label in spans:
+                if 0 < end - first <= max_tokens:
+                    entry = tuple(forms[first:end])
+                    if any(any(c.isalnum() for c in w) for w in entry):
+                        own.setdefault(entry, Counter())[label] += 1
+            for entry, counts in own.items():
+                lexicon.labels.setdefault(entry, Counter()).update(counts)
+                node = lexicon._tree
+                for word in entry:
+                    node = node.setdefault(word, {})
+                node[None] = entry
+            lexicon._own.append((own, Counter()))
+            forms_of.append(forms)
+        for (_, seen), forms in zip(lexicon._own, forms_of):
+            for first in [i for i, form in enumerate(forms) if form in lexicon._tree]:
+                seen.update(entry for _, entry in lexicon._entries_at(forms, first))
+            lexicon.seen.update(seen)
+        return lexicon
+
+    def forget_documents(self) -> None:
+        """Drop what each gold document added (only matching a training document needs it), so that a model
+        keeps the entries and their counts alone."""
+        self._own = []
+
+    def _entries_at(self, forms: Sequence[str], first: int) -> Iterable[tuple[int, tuple[str, ...]]]:
+        """(token after the last, entry) of every entry that ``forms`` hold from token ``first`` on, shortest
+        first."""
+        node = self._tree
+        for end in range(first, len(forms)):
+            node = node.get(forms[end])
+            if node is None:
+                return
+            entry = node.get(None)
+            if entry is not None:
+                yield end + 1, entry
+
+    def _entry(self, entry: tuple[str, ...], exclude: int | None) -> tuple[str, str] | None:
+        """(label, reliability) of an entry, without the counts of gold document ``exclude``."""
+        counts = self.labels[entry]
+        seen = self.seen[entry]
+        if exclude is not None:
+            own, own_seen = self._own[exclude]
+            mine = own.get(entry)
+            if mine:
+                counts = counts - mine
+                if not counts:
+                    return None
+            seen -= own_seen[entry]
+        label, _ = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        share = sum(counts.values()) / max(seen, 1)
+        reliability = next(name for floor, name in RELIABILITY if share >= floor)
+        return label, reliability
+
+    def matches(self, forms: Sequence[str], exclude: int | None = None) -> list[tuple[int, int, str, str]]:
+        """(first token, token after the last, label, reliability) of the entries found in ``forms``, the
+        longest at each place, left to right, not overlapping; ``exclude`` leaves a gold document's own
+        counts out (its index in the documents the lexicon was made from)."""
+        found = []
+        free = 0  # the first token no match covers yet
+        tree = self._tree
+        for first in [i for i, form in enumerate(forms) if form in tree]:  # few tokens start an entry
+            if first < free:
+                continue
+            best = None
+            for end, entry in self._entries_at(forms, first):
+                hit = self._entry(entry, exclude)
+                if hit is not None:
+                    best = (first, end, *hit)
+            if best is not None:
+                found.append(best)
+                free = best[1]
+        return found
+
+    def attributes(self, forms: Sequence[str], exclude: int | None = None) -> dict[int, tuple[str, ...]]:
+        """CRF attributes of the tokens an entry covers, by token index."""
+        out: dict[int, tuple[str, ...]] = {}
+        for first, end, label, reliability in self.matches(forms, exclude):
+            out[first] = _ATTRIBUTES[label, "B", reliability]
+            for t in range(first + 1, end):
+                out[t] = _ATTRIBUTES[label, "I", reliability]
+        return out
+
+
+class _Attributes(dict):
+    """The attribute strings of (label, place, reliability), made once each."""
+
+    def __missing__(self, key: tuple[str, str, str]) -> tuple[str, ...]:
+        label, place, reliability = key
+        value = self[key] = (f"lx:{label}", f"lx:{label}:{place}", f"lx:{label}:{reliability}")
+        return value
+
+
+_ATTRIBUTES = _Attributes()

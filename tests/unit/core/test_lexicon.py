@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from corpus.text import TokenOffsets, tokenize
+from corpus.types import Document, Span
+from learning.core.features import FeatureCache, get_extractor
+from learning.core.lexicon import GoldLexicon, lower_forms, token_spans
+from learning.core.taggers.crf import CRFTagger
+
+
+def doc(text: str, *marked: tuple[str, str]) -> Document:
+    """A document whose spans are the first occurrence of each (string, label)."""
+    spans = []
+    for surface, label in marked:
+        start = text.index(surface)
+        spans.append(Span(start, start + len(surface), label))
+    return Document(text, tuple(sorted(spans)))
+
+
+def lexicon_of(docs: list[Document]) -> tuple[GoldLexicon, list[list[str]]]:
+    forms = [lower_forms(d.text, tokenize(d.text)) for d in docs]
+    spans = [token_spans(tokenize(d.text), d.spans) for d in docs]
+    return GoldLexicon.from_gold(zip(forms, spans)), forms
+
+
+GOLD = [
+    doc("Remitido al Hospital La Paz por su madre.", ("Hospital La Paz", "HOSPITAL"), ("madre", "FAMILIARES")),
+    doc("Prótesis de Boston Scientific. La madre refiere dolor.", ("Boston Scientific", "INSTITUCION")),
+    doc("Control en el hospital la paz. Válvula de Boston Scientific.", ("hospital la paz", "HOSPITAL"),
+        ("Boston Scientific", "INSTITUCION")),
+]
+
+
+def test_token_spans_are_the_gold_spans_as_token_positions():
+    text = "Remitido al Hospital La Paz por su madre."
+    assert token_spans(tokenize(text), GOLD[0].spans) == [(2, 5, "HOSPITAL"), (7, 8, "FAMILIARES")]
+    # A span cutting a token claims the whole token, as the BIO tags do.
+    assert token_spans(tokenize("Dr. Pérezz"), [Span(4, 9, "NAME")]) == [(2, 3, "NAME")]
+
+
+def test_entries_count_their_labels_and_every_place_their_words_occur():
+    lexicon, _ = lexicon_of(GOLD)
+    assert lexicon.labels[("hospital", "la", "paz")] == {"HOSPITAL": 2}
+    assert lexicon.seen[("hospital", "la", "paz")] == 2
+    # "madre" was annotated once, and occurs twice in the gold: PHI half of the times it was seen.
+    assert lexicon.labels[("madre",)] == {"FAMILIARES": 1} and lexicon.seen[("madre",)] == 2
+    assert lexicon.matches(["la", "madre"]) == [(1, 2, "FAMILIARES", "often")]
+    assert lexicon.matches(["boston", "scientific"]) == [(0, 2, "INSTITUCION", "sure")]
+
+
+def test_a_training_document_sees_only_the_lexicon_of_the_others():
+    lexicon, forms = lexicon_of(GOLD)
+    # Only the first document annotated "madre": left out, the entry is gone for it; the second still
+    # sees it (the first's annotation) though it did not annotate it itself.
+    assert [m[2] for m in lexicon.matches(forms[0], exclude=0)] == ["HOSPITAL"]
+    assert [m[2] for m in lexicon.matches(forms[1], exclude=1)] == ["INSTITUCION", "FAMILIARES"]
+    # Its own unannotated occurrence is left out too: annotated 1 of the 1 other time it was seen.
+    assert lexicon.matches(forms[1], exclude=1)[1] == (6, 7, "FAMILIARES", "sure")
+    # Nothing is left out for a new record.
+    assert [m[2] for m in lexicon.matches(forms[0])] == ["HOSPITAL", "FAMILIARES"]
+
+
+def test_the_longest_entry_wins_and_matches_do_not_overlap():
+    gold = [doc("Vive en Las Palmas de Gran Canaria.", ("Las Palmas de Gran Canaria", "TERRITORIO")),
+            doc("Natural de Las Palmas.", ("Las Palmas", "TERRITORIO")),
+            doc("Estudió en Gran Canaria.", ("Gran Canaria", "TERRITORIO"))]
+    lexicon, _ = lexicon_of(gold)
+    forms = lower_forms(*(lambda t: (t, tokenize(t)))("De Las Palmas de Gran Canaria a Gran Canaria."))
+    assert [(a, b) for a, b, _, _ in lexicon.matches(forms)] == [(1, 6), (7, 9)]
+
+
+def test_the_label_is_the_most_annotated_one_ties_by_name():
+    gold = [doc("Trabaja en Ford.", ("Ford", "INSTITUCION")), doc("Ford lo trajo.", ("Ford", "NOMBRE")),
+            doc("Se llama Ford.", ("Ford", "NOMBRE"))]
+    lexicon, _ = lexicon_of(gold)
+    assert lexicon.matches(["ford"])[0][2] == "NOMBRE"
+    assert lexicon.matches(["ford"], exclude=2)[0][2] == "INSTITUCION"
+
+
+def test_punctuation_alone_is_no_entry_and_spans_longer_than_the_bound_are_left_out():
+    gold = [doc("Calle Mayor , 12 , 3º B , 28013 Madrid , España .",
+                ("Calle Mayor , 12 , 3º B , 28013 Madrid", "CALLE"), ("España", "PAIS")),
+            doc("Firma : - .", ("-", "NOMBRE"))]
+    lexicon, _ = lexicon_of(gold)
+    assert list(lexicon.labels) == [("españa",)]
+
+
+def test_lower_forms_read_lazy_tokens_without_making_them_and_survive_longer_lower_cases():
+    text = "İlker Ünal VISITÓ"
+    tokens = tokenize(text)
+    lazy = TokenOffsets(text, [t.start for t in tokens], [t.end for t in tokens])
+    assert lower_forms(text, lazy) == lower_forms(text, tokens) == [t.text.lower() for t in tokens]
+
+
+def test_extra_attributes_are_added_after_a_tokens_own():
+    extractor = get_extractor()
+    f = FeatureCache().get(extractor, "Visto en Hospital La Paz hoy.")
+    g = f.with_attributes({4: ["lx:HOSPITAL", "lx:HOSPITAL:I"], 2: ["lx:HOSPITAL:B"]})
+    for t in range(f.n_tokens):
+        extra = {4: ["lx:HOSPITAL", "lx:HOSPITAL:I"], 2: ["lx:HOSPITAL:B"]}.get(t, [])
+        assert g.token_attributes(t) == f.token_attributes(t) + extra
+    assert g.sentences == f.sentences and g.tokens is f.tokens
+    assert f.with_attributes({}) is f
+
+
+def test_a_crf_with_the_gold_lexicon_marks_gold_strings_in_new_records_and_keeps_it_when_pickled():
+    rng = np.random.default_rng(0)
+    makers = ["Boston Scientific", "Medtronic", "Abbott Vascular", "Alcon Cusí"]
+    gold = []
+    for k in range(24):
+        maker = makers[k % len(makers)]
+        text = f"Nota {k}. Se implanta un dispositivo de {maker} sin incidencias. Dosis {rng.integers(1, 9)} mg."
+        gold.append(doc(text, (maker, "INSTITUCION")))
+    tagger = CRFTagger(max_iterations=30, feature_cache=FeatureCache()).fit(gold)  # the lexicon is the default
+    assert len(tagger.lexicon_) == len(makers)
+    assert any(a.startswith("lx:INSTITUCION") for a in tagger.attributes_)
+    new = Document("Revisión del marcapasos Medtronic en consulta.")
+    [f] = tagger.features([new])
+    marked = [t for t in range(f.n_tokens) if "lx:INSTITUCION:B" in f.token_attributes(t)]
+    assert [f.tokens[t].text for t in marked] == ["Medtronic"]
+    again = pickle.loads(pickle.dumps(tagger))
+    assert again.predict_marginals([new])[0].tolist() == tagger.predict_marginals([new])[0].tolist()
+    # Without the setting nothing is marked, and the features are the cached ones.
+    plain = CRFTagger(gold_lexicon=False, max_iterations=30, feature_cache=FeatureCache()).fit(gold)
+    assert plain.lexicon_ is None
+    assert not any(a.startswith("lx:") for a in plain.attributes_)
