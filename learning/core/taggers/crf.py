@@ -139,16 +139,20 @@ class CRFTagger(BaseTagger):
         return [f.tokens for f in self._cached_features(docs)]
 
     def _training_features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
-        """The training documents' features; with ``gold_lexicon``, the lexicon of their spans is made
-        (``lexicon_``) and each document is marked by the lexicon of the others."""
+        """The training documents' features; with ``gold_lexicon``, the lexicon of the gold documents' spans is
+        made (``lexicon_``) and each document is marked by the lexicon of the others. Machine-labelled
+        documents (``meta["silver"]``, from self-training) are marked but add nothing to the lexicon."""
         feats = self._cached_features(docs, keep=True)
         if not self.gold_lexicon:
             self.lexicon_ = None
             return feats
         forms = [lower_forms(doc.text, f.tokens) for doc, f in zip(docs, feats)]
-        spans = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
-        self.lexicon_ = lexicon = GoldLexicon.from_gold(zip(forms, spans))
-        marked = [f.with_attributes(lexicon.attributes(w, exclude=i)) for i, (f, w) in enumerate(zip(feats, forms))]
+        gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
+        self.lexicon_ = lexicon = GoldLexicon.from_gold(
+            (forms[i], token_spans(feats[i].tokens, docs[i].spans)) for i in gold)
+        place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
+        marked = [f.with_attributes(lexicon.attributes(w, exclude=place.get(i)))
+                  for i, (f, w) in enumerate(zip(feats, forms))]
         lexicon.forget_documents()
         return marked
 

@@ -127,3 +127,14 @@ def test_a_crf_with_the_gold_lexicon_marks_gold_strings_in_new_records_and_keeps
     plain = CRFTagger(gold_lexicon=False, max_iterations=30, feature_cache=FeatureCache()).fit(gold)
     assert plain.lexicon_ is None
     assert not any(a.startswith("lx:") for a in plain.attributes_)
+
+
+def test_machine_labelled_documents_are_marked_but_add_nothing_to_the_lexicon():
+    gold = [doc(f"Nota {k}. Implante de Medtronic sin incidencias.", ("Medtronic", "INSTITUCION")) for k in range(6)]
+    silver = Document("Implante de Abbott Vascular y de Medtronic.", (Span(12, 27, "INSTITUCION"),),
+                      meta={"silver": True})
+    tagger = CRFTagger(max_iterations=10, feature_cache=FeatureCache()).fit(gold + [silver])
+    assert list(tagger.lexicon_.labels) == [("medtronic",)] and tagger.lexicon_.seen[("medtronic",)] == 6
+    marked = tagger._training_features(gold + [silver])[-1]
+    assert [marked.tokens[t].text for t in range(marked.n_tokens)
+            if "lx:INSTITUCION:B" in marked.token_attributes(t)] == ["Medtronic"]
