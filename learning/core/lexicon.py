@@ -142,14 +142,24 @@ class GoldLexicon:
         found = []
         free = 0  # the first token no match covers yet
         tree = self._tree
+        n_forms = len(forms)
         for first in [i for i, form in enumerate(forms) if form in tree]:  # few tokens start an entry
             if first < free:
                 continue
             best = None
-            for end, entry in self._entries_at(forms, first):
-                hit = self._entry(entry, exclude)
-                if hit is not None:
-                    best = (first, end, *hit)
+            node, end = tree[forms[first]], first + 1
+            while True:  # down the tree as far as the words go (_entries_at, without a generator per token)
+                entry = node.get(None)
+                if entry is not None:
+                    hit = self._entry(entry, exclude)
+                    if hit is not None:
+                        best = (first, end, *hit)
+                if end == n_forms:
+                    break
+                node = node.get(forms[end])
+                if node is None:
+                    break
+                end += 1
             if best is not None:
                 found.append(best)
                 free = best[1]

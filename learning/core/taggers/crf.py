@@ -138,35 +138,34 @@ class CRFTagger(BaseTagger):
         """The tokens of each document, from its cached features (no second tokenization)."""
         return [f.tokens for f in self._cached_features(docs)]
 
-    def _training_features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
-        """The training documents' features; with ``gold_lexicon``, the lexicon of the gold documents' spans is
-        made (``lexicon_``) and each document is marked by the lexicon of the others. Machine-labelled
-        documents (``meta["silver"]``, from self-training) are marked but add nothing to the lexicon."""
+    def _training_features(self, docs: Sequence[Document]) -> tuple[list[DocumentFeatures], GoldLexicon | None]:
+        """The training documents' features, and with ``gold_lexicon`` the lexicon of the gold documents'
+        spans, each document marked by the lexicon of the others. Machine-labelled documents
+        (``meta["silver"]``, from self-training) are marked but add nothing to the lexicon."""
         feats = self._cached_features(docs, keep=True)
         if not self.gold_lexicon:
-            self.lexicon_ = None
-            return feats
+            return feats, None
         forms = [lower_forms(doc.text, f.tokens) for doc, f in zip(docs, feats)]
         gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
-        self.lexicon_ = lexicon = GoldLexicon.from_gold(
-            (forms[i], token_spans(feats[i].tokens, docs[i].spans)) for i in gold)
+        lexicon = GoldLexicon.from_gold((forms[i], token_spans(feats[i].tokens, docs[i].spans)) for i in gold)
         place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
         marked = [f.with_attributes(lexicon.attributes(w, exclude=place.get(i)))
                   for i, (f, w) in enumerate(zip(feats, forms))]
         lexicon.forget_documents()
-        return marked
+        return marked, lexicon
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
         if len(docs) == 0:
             raise ValueError("cannot fit a CRF on no documents")
-        feats = self._training_features(docs)
+        feats, lexicon = self._training_features(docs)
         if self.fits_warm(len(docs)):
             self._fit_warm(docs, feats)
             self.warm_fits_, self.fit_kind_ = getattr(self, "warm_fits_", 0) + 1, "warm"
         else:
             self._fit_crfsuite(docs, feats)
             self.warm_fits_, self.cold_documents_, self.fit_kind_ = 0, len(docs), "cold"
+        self.lexicon_ = lexicon
         self.fitted_documents_ = len(docs)
         return self
 
@@ -323,13 +322,15 @@ class CRFTagger(BaseTagger):
             cached[3][dtype] = weights
         return cached[1], weights
 
-    def _unary(self, feats: Sequence[DocumentFeatures], dtype: type = np.float64) -> np.ndarray:
+    def _unary(self, feats: Sequence[DocumentFeatures], dtype: type = np.float64,
+               marks: Sequence[Mapping[int, Sequence[str]]] | None = None) -> np.ndarray:
         """Label scores (all tokens of all documents, labels) = token x attribute matrix @ weights, in
-        ``dtype``."""
+        ``dtype``; ``marks`` (per document, token -> attributes: the gold lexicon's) add their weights."""
         n_tokens = sum(f.n_tokens for f in feats)
         n_labels = len(self.labels_)
         if n_tokens == 0:
             return np.zeros((0, n_labels), dtype=dtype)
+        extra = _marked_attributes(feats, marks, self._extractor().vocabulary) if marks else None
         rows_of, weights = self._prediction_tables(self._extractor(), dtype)
         # The documents' attribute ids laid back to back, read as model rows (unknown ones as the zero row).
         rows = rows_of.take(np.concatenate([f.indices for f in feats]))
@@ -343,7 +344,20 @@ class CRFTagger(BaseTagger):
         indptr[-1] = entry
         matrix = sp.csr_matrix((np.ones(rows.shape[0], dtype=dtype), rows.astype(index, copy=False), indptr),
                                shape=(n_tokens, weights.shape[0]))
-        return np.asarray(matrix @ weights)
+        unary = np.asarray(matrix @ weights)
+        if extra is not None and extra[0].shape[0]:
+            tokens, ids = extra
+            marked = sp.csr_matrix((np.ones(ids.shape[0], dtype=dtype), (tokens, rows_of.take(ids))),
+                                   shape=(n_tokens, weights.shape[0]))
+            unary += marked @ weights
+        return unary
+
+    def _lexicon_marks(self, docs: Sequence[Document], feats: Sequence[DocumentFeatures]) -> list[dict] | None:
+        """Per document, the gold lexicon's attributes by token (None without a lexicon)."""
+        lexicon = getattr(self, "lexicon_", None)
+        if lexicon is None:
+            return None
+        return [lexicon.attributes(lower_forms(doc.text, f.tokens)) for doc, f in zip(docs, feats)]
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """Per document, P(label | token) as an array (n_tokens, n_labels) in ``labels_`` order.
@@ -352,9 +366,10 @@ class CRFTagger(BaseTagger):
         is float64, its rows normalised in float64.
         """
         self._check_fitted()
-        feats = self.features(docs)
+        feats = self._cached_features(docs)
         starts, lengths = _sentence_layout(feats)
-        marginals = _chain_marginals(self._unary(feats, np.float32), starts, lengths, self.transition_weights_)
+        unary = self._unary(feats, np.float32, self._lexicon_marks(docs, feats))
+        marginals = _chain_marginals(unary, starts, lengths, self.transition_weights_)
         out = []
         offset = 0
         for f in feats:
@@ -382,9 +397,10 @@ class CRFTagger(BaseTagger):
     def predict_tags(self, docs: Sequence[Document]) -> list[list[str]]:
         """The Viterbi labels per token of each document (crfsuite's decoding, batched over sentences)."""
         self._check_fitted()
-        feats = self.features(docs)
+        feats = self._cached_features(docs)
         starts, lengths = _sentence_layout(feats)
-        best = _chain_viterbi(self._unary(feats), starts, lengths, self.transition_weights_)
+        best = _chain_viterbi(self._unary(feats, marks=self._lexicon_marks(docs, feats)), starts, lengths,
+                              self.transition_weights_)
         labels = np.array(self.labels_, dtype=object)
         out = []
         offset = 0
@@ -407,6 +423,24 @@ class CRFTagger(BaseTagger):
 
     def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
         return [bio_to_spans(tokens, tags) for tokens, tags in zip(self.tokens(docs), self.predict_tags(docs))]
+
+
+def _marked_attributes(feats: Sequence[DocumentFeatures], marks: Sequence[Mapping[int, Sequence[str]]],
+                       vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """(token, attribute id) of every attribute in ``marks``, tokens counted over ``feats`` laid back to back
+    and ids interned in ``vocabulary``."""
+    known: dict[tuple[str, ...], tuple[int, ...]] = {}
+    tokens: list[int] = []
+    ids: list[int] = []
+    offset = 0
+    for f, marked in zip(feats, marks):
+        for t, attributes in marked.items():
+            attributes = tuple(attributes)
+            row = known.get(attributes) or known.setdefault(attributes, vocabulary.ids(attributes))
+            tokens.extend([offset + t] * len(row))
+            ids.extend(row)
+        offset += f.n_tokens
+    return np.array(tokens, dtype=np.int64), np.array(ids, dtype=np.int64)
 
 
 def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.ndarray]:

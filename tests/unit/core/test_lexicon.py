@@ -121,6 +121,12 @@ def test_a_crf_with_the_gold_lexicon_marks_gold_strings_in_new_records_and_keeps
     [f] = tagger.features([new])
     marked = [t for t in range(f.n_tokens) if "lx:INSTITUCION:B" in f.token_attributes(t)]
     assert [f.tokens[t].text for t in marked] == ["Medtronic"]
+    # The fast path adds the marks' weights to the cached features' scores; crfsuite reads the marked items.
+    fast, reference = tagger.predict_marginals([new])[0], tagger.predict_marginals_reference([new])[0]
+    assert np.abs(fast - reference).max() < 1e-5
+    lexicon, tagger.lexicon_ = tagger.lexicon_, None  # the same weights without the marks give other marginals
+    assert np.abs(tagger.predict_marginals([new])[0] - fast).max() > 1e-3
+    tagger.lexicon_ = lexicon
     again = pickle.loads(pickle.dumps(tagger))
     assert again.predict_marginals([new])[0].tolist() == tagger.predict_marginals([new])[0].tolist()
     # Without the setting nothing is marked, and the features are the cached ones.
@@ -135,6 +141,6 @@ def test_machine_labelled_documents_are_marked_but_add_nothing_to_the_lexicon():
                       meta={"silver": True})
     tagger = CRFTagger(max_iterations=10, feature_cache=FeatureCache()).fit(gold + [silver])
     assert list(tagger.lexicon_.labels) == [("medtronic",)] and tagger.lexicon_.seen[("medtronic",)] == 6
-    marked = tagger._training_features(gold + [silver])[-1]
+    marked = tagger._training_features(gold + [silver])[0][-1]
     assert [marked.tokens[t].text for t in range(marked.n_tokens)
             if "lx:INSTITUCION:B" in marked.token_attributes(t)] == ["Medtronic"]
