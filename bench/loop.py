@@ -3,7 +3,7 @@ until the next-record query serves the new model's ranking, with 1 and with 2 wo
 
 Set-up, on a scratch database of the embedded PostgreSQL (``deidloop_bench_loop``, dropped and recreated at
 the start of every run and left in place afterwards for inspection): a MEDDOCAN project (CRF with the
-tagger's default parameters unless ``--max-iterations``, strategy LCUB_6, batch size ``--batch``) whose
+tagger's default parameters unless ``--max-iterations`` or ``--no-gold-lexicon``, strategy LCUB_6, batch size ``--batch``) whose
 gold is MEDDOCAN train imported annotated (pool role), whose evaluation set is MEDDOCAN dev (``--no-evaluation``
 leaves it out; evaluating is part of every retrain), and whose unlabelled pool is ``--pool`` records: the dev
 and train texts again and again, each replica with its own first line (``Registro 0003``), so that every
@@ -267,6 +267,8 @@ def main() -> None:
                         help="CRF L-BFGS iterations (default: the tagger's)")
     parser.add_argument("--no-evaluation", dest="evaluation", action="store_false",
                         help="no evaluation set (a retrain then skips evaluating)")
+    parser.add_argument("--no-gold-lexicon", dest="gold_lexicon", action="store_false",
+                        help="the CRF without the gold lexicon's features (its default has them)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for one new ranking")
     parser.add_argument("--quick", action="store_true", help="60 gold, 25 evaluation, 600 pool records")
     parser.add_argument("--no-quality", dest="quality", action="store_false",
@@ -356,8 +358,11 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     set_membership(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
     project.batch_size = args.batch
     project.strategy = "LCUB_6"
-    if args.max_iterations:
-        project.tagger = {"kind": "crf", "params": {"max_iterations": args.max_iterations}}
+    params = {"max_iterations": args.max_iterations} if args.max_iterations else {}
+    if not args.gold_lexicon:
+        params["gold_lexicon"] = False
+    if params:
+        project.tagger = {"kind": "crf", "params": params}
     project.save()
     imported = import_documents(project=project, documents=gold, annotated=True)
     if evaluation:
