@@ -95,9 +95,17 @@ class GoldLexicon:
                 node[None] = entry
             lexicon._own.append((own, Counter()))
             forms_of.append(forms)
+        tree = lexicon._tree
         for (_, seen), forms in zip(lexicon._own, forms_of):
-            for first in [i for i, form in enumerate(forms) if form in lexicon._tree]:
-                seen.update(entry for _, entry in lexicon._entries_at(forms, first))
+            n_forms = len(forms)
+            for first in [i for i, form in enumerate(forms) if form in tree]:
+                node, end = tree[forms[first]], first + 1
+                while node is not None:  # every entry that starts here, down the tree
+                    entry = node.get(None)
+                    if entry is not None:
+                        seen[entry] += 1
+                    node = node.get(forms[end]) if end < n_forms else None
+                    end += 1
             lexicon.seen.update(seen)
         return lexicon
 
@@ -105,18 +113,6 @@ class GoldLexicon:
         """Drop what each gold document added (only matching a training document needs it), so that a model
         keeps the entries and their counts alone."""
         self._own = []
-
-    def _entries_at(self, forms: Sequence[str], first: int) -> Iterable[tuple[int, tuple[str, ...]]]:
-        """(token after the last, entry) of every entry that ``forms`` hold from token ``first`` on, shortest
-        first."""
-        node = self._tree
-        for end in range(first, len(forms)):
-            node = node.get(forms[end])
-            if node is None:
-                return
-            entry = node.get(None)
-            if entry is not None:
-                yield end + 1, entry
 
     def _entry(self, entry: tuple[str, ...], exclude: int | None) -> tuple[str, str] | None:
         """(label, reliability) of an entry, without the counts of gold document ``exclude``."""
@@ -126,7 +122,7 @@ class GoldLexicon:
             own, own_seen = self._own[exclude]
             mine = own.get(entry)
             if mine:
-                counts = counts - mine
+                counts = {label: n - mine[label] for label, n in counts.items() if n > mine[label]}
                 if not counts:
                     return None
             seen -= own_seen[entry]
@@ -148,7 +144,7 @@ class GoldLexicon:
                 continue
             best = None
             node, end = tree[forms[first]], first + 1
-            while True:  # down the tree as far as the words go (_entries_at, without a generator per token)
+            while True:  # down the tree as far as the words go (without a generator per token)
                 entry = node.get(None)
                 if entry is not None:
                     hit = self._entry(entry, exclude)
