@@ -338,12 +338,14 @@ def dashboard_state(*, project: Project, simulation_id: int | None = None) -> di
     }
 
 
-def per_type_rows(*, project: Project, metrics: dict) -> list[dict[str, Any]]:
-    """The per-type scores of an evaluation in the project's label order."""
+def per_type_rows(*, project: Project, metrics: dict, biased: dict | None = None) -> list[dict[str, Any]]:
+    """The per-type scores of an evaluation in the project's label order; with ``biased`` (the cross-fitted
+    scores of the suggestions with the recall bias), each row's ``biased`` precision and recall too."""
     per_type = metrics.get("per_type") or {}
+    biased_per_type = (biased or {}).get("per_type") or {}
     order = [label for label in project.labels if label in per_type]
     order += sorted(set(per_type) - set(order))
-    return [{"label": label, **per_type[label]} for label in order]
+    return [{"label": label, **per_type[label], "biased": biased_per_type.get(label)} for label in order]
 
 
 def metric_rows(metrics: dict) -> list[dict[str, Any]]:
@@ -365,6 +367,7 @@ def model_version_state(*, project: Project, version_id: int) -> dict[str, Any]:
     names = list(version.gold_document_ids or [])
     documents = dict(Document.objects.filter(project=project, external_id__in=names).values_list("external_id", "pk"))
     metrics = version.metrics or {}
+    bias = (version.choices or {}).get("recall_bias") or {}
     return {
         "version": version,
         "position": None if index is None else index + 1,
@@ -375,11 +378,12 @@ def model_version_state(*, project: Project, version_id: int) -> dict[str, Any]:
         "leakage": metrics.get("leakage"),
         "counts": metrics.get("counts") or {},
         "eval_tokens": metrics.get("eval_tokens"),
-        "per_type": per_type_rows(project=project, metrics=metrics),
+        "per_type": per_type_rows(project=project, metrics=metrics, biased=bias.get("metrics")),
+        "per_type_biased": bool((bias.get("metrics") or {}).get("per_type")),
         "mcnemar": mcnemar_reading(version),
         "gold_documents": [{"name": name, "id": documents.get(name)} for name in names],
         "strategy": (version.choices or {}).get("strategy") or {},
-        "recall_bias": (version.choices or {}).get("recall_bias") or {},
+        "recall_bias": bias,
         "self_training": (version.choices or {}).get("self_training") or {},
         "seed": (version.choices or {}).get("seed"),
         "total_seconds": (version.train_seconds or 0) + (version.scoring_seconds or 0),

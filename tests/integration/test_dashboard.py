@@ -231,6 +231,24 @@ def test_model_version_page_shows_its_scores_training_set_and_test(project, user
     assert reverse("learning:model-version", args=[project.pk, versions[2].pk]) in html
 
 
+def test_with_a_recall_bias_the_per_type_table_shows_the_precision_and_recall_it_implies(project, users):
+    version = ModelVersion.objects.filter(project=project).order_by("created_at").last()
+    client = _client(users["lead"])
+    url = reverse("learning:model-version", args=[project.pk, version.pk])
+    assert "Precision with the recall bias" not in client.get(url).content.decode()  # no bias: no columns
+    biased = {"per_type": {"FECHAS": {**_scores(0.61, 0.97), "support": 10}}}
+    version.choices = {**version.choices, "recall_bias": {"beta": 4, "tau_main": 0.992, "tau_alt": 0.005,
+                                                          "metrics": {**_metrics(0), **biased}}}
+    version.save()
+    html = client.get(url).content.decode()
+    assert "Precision with the recall bias" in html and "cross-fitted on the evaluation documents" in html
+    fechas = re.search(r'<tr data-type="FECHAS">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r'class="num biased">([0-9.—]+)', fechas) == ["0.610", "0.970"]
+    # A type the biased evaluation has no score for shows a dash.
+    other = re.search(rf'<tr data-type="{TYPES[0]}">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r'class="num biased">([0-9.—]+)', other) == ["—", "—"]
+
+
 @pytest.mark.parametrize("form, message", [
     ({"batch_sizes": "5", "initial": "3", "iterations": "2", "runs": "1"}, "choose at least one strategy"),
     ({"strategies": ["random"], "batch_sizes": "five", "initial": "3", "iterations": "2", "runs": "1"},
