@@ -3,13 +3,13 @@ until the next-record query serves the new model's ranking, with 1 and with 2 wo
 
 Set-up, on a scratch database of the embedded PostgreSQL (``deidloop_bench_loop``, dropped and recreated at
 the start of every run and left in place afterwards for inspection): a MEDDOCAN project (CRF with the
-tagger's default parameters unless ``--max-iterations`` or ``--no-gold-lexicon``, strategy LCUB_6, batch size ``--batch``) whose
-gold is MEDDOCAN train imported annotated (pool role), whose evaluation set is MEDDOCAN dev (``--no-evaluation``
-leaves it out; evaluating is part of every retrain), and whose unlabelled pool is ``--pool`` records: the dev
-and train texts again and again, each replica with its own first line (``Registro 0003``), so that every
-record has its own content hash and is featurized on its own. A first retrain runs in this process
-(``train_and_rank``), so a current model and ranking exist before anything is measured; its time is
-reported as ``warmup_in_process_seconds``.
+tagger's default parameters unless ``--max-iterations`` or ``--no-gold-lexicon``, strategy LCUB_6, batch
+size ``--batch``) whose gold is MEDDOCAN train imported annotated (pool role), whose evaluation set is
+MEDDOCAN dev (``--no-evaluation`` leaves it out; evaluating is part of every retrain), and whose unlabelled
+pool is ``--pool`` records: the dev and train texts again and again, each replica with its own first line
+(``Registro 0003``), so that every record has its own content hash and is featurized on its own. A first
+retrain runs in this process (``train_and_rank``), so a current model and ranking exist before anything is
+measured; its time is reported as ``warmup_in_process_seconds``.
 
 Measurement, per worker count N (``--workers``): a ``celery worker --concurrency N`` on a queue of its own
 is started; an annotator takes ``--batch`` records with ``next_record`` and submits each through

@@ -45,8 +45,7 @@ def cached_crf(train, **params) -> tuple[Path, float | None]:
     """The path of a CRF (default parameters, but ``params``) trained on ``train``, and the seconds its
     training took now (None when an earlier run left it)."""
     fresh = CRFTagger(**params)
-    settings = repr((fresh.c1, fresh.c2, fresh.max_iterations, fresh.epsilon, fresh.all_possible_transitions,
-                     fresh.gold_lexicon))
+    settings = repr(sorted((name, value) for name, value in fresh.get_params().items() if name != "feature_cache"))
     digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
     path = folder() / f"crf-{FEATURES_VERSION}-{digest}.model"
     if path.exists():

@@ -32,7 +32,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from itertools import chain
 from dataclasses import dataclass
-from typing import Collection, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -77,6 +77,18 @@ class FeatureVocabulary:
     def ids(self, attributes: Sequence[str]) -> tuple[int, ...]:
         return tuple(self.intern(a) for a in attributes)
 
+    def ids_of_each(self, attribute_lists: Iterable[Sequence[str]]) -> list[tuple[int, ...]]:
+        """:meth:`ids` of each list, interning a list that comes back (tokens share a few) only once."""
+        known: dict[tuple[str, ...], tuple[int, ...]] = {}
+        out = []
+        for attributes in attribute_lists:
+            attributes = tuple(attributes)
+            row = known.get(attributes)
+            if row is None:
+                row = known[attributes] = self.ids(attributes)
+            out.append(row)
+        return out
+
 
 @dataclass(frozen=True, eq=False)
 class DocumentFeatures:
@@ -120,9 +132,7 @@ class DocumentFeatures:
             return self
         n = self.n_tokens
         at = sorted(extra)
-        known: dict[tuple[str, ...], tuple[int, ...]] = {}  # tokens mostly share a few attribute lists
-        rows = [known.get(attrs) or known.setdefault(attrs, self.vocabulary.ids(attrs))
-                for attrs in map(tuple, map(extra.__getitem__, at))]
+        rows = self.vocabulary.ids_of_each(map(extra.__getitem__, at))
         added = np.zeros(n, dtype=np.int64)
         added[at] = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         new_ids = np.fromiter(chain.from_iterable(rows), dtype=self.indices.dtype, count=int(added.sum()))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from corpus.bio import OUTSIDE, spans_to_bio
 from corpus.text import Token
@@ -165,19 +166,13 @@ class GoldLexicon:
         """CRF attributes of the tokens an entry covers, by token index."""
         out: dict[int, tuple[str, ...]] = {}
         for first, end, label, reliability in self.matches(forms, exclude):
-            out[first] = _ATTRIBUTES[label, "B", reliability]
+            out[first] = _attributes(label, "B", reliability)
             for t in range(first + 1, end):
-                out[t] = _ATTRIBUTES[label, "I", reliability]
+                out[t] = _attributes(label, "I", reliability)
         return out
 
 
-class _Attributes(dict):
-    """The attribute strings of (label, place, reliability), made once each."""
-
-    def __missing__(self, key: tuple[str, str, str]) -> tuple[str, ...]:
-        label, place, reliability = key
-        value = self[key] = (f"lx:{label}", f"lx:{label}:{place}", f"lx:{label}:{reliability}")
-        return value
-
-
-_ATTRIBUTES = _Attributes()
+@lru_cache(maxsize=None)
+def _attributes(label: str, place: str, reliability: str) -> tuple[str, ...]:
+    """The attribute strings of a token an entry covers, made once each."""
+    return f"lx:{label}", f"lx:{label}:{place}", f"lx:{label}:{reliability}"

@@ -368,6 +368,7 @@ def model_version_state(*, project: Project, version_id: int) -> dict[str, Any]:
     documents = dict(Document.objects.filter(project=project, external_id__in=names).values_list("external_id", "pk"))
     metrics = version.metrics or {}
     bias = (version.choices or {}).get("recall_bias") or {}
+    biased = bias.get("metrics") or {}
     return {
         "version": version,
         "position": None if index is None else index + 1,
@@ -378,8 +379,8 @@ def model_version_state(*, project: Project, version_id: int) -> dict[str, Any]:
         "leakage": metrics.get("leakage"),
         "counts": metrics.get("counts") or {},
         "eval_tokens": metrics.get("eval_tokens"),
-        "per_type": per_type_rows(project=project, metrics=metrics, biased=bias.get("metrics")),
-        "per_type_biased": bool((bias.get("metrics") or {}).get("per_type")),
+        "per_type": per_type_rows(project=project, metrics=metrics, biased=biased),
+        "per_type_biased": bool(biased.get("per_type")),
         "mcnemar": mcnemar_reading(version),
         "gold_documents": [{"name": name, "id": documents.get(name)} for name in names],
         "strategy": (version.choices or {}).get("strategy") or {},

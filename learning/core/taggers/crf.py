@@ -129,10 +129,10 @@ class CRFTagger(BaseTagger):
     def features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
         """The features the model reads: the cached ones, with the gold lexicon's marks when it has one."""
         feats = self._cached_features(docs)
-        lexicon = getattr(self, "lexicon_", None)
-        if lexicon is None:
+        marks = self._lexicon_marks(docs, feats)
+        if marks is None:
             return feats
-        return [f.with_attributes(lexicon.attributes(lower_forms(doc.text, f.tokens))) for doc, f in zip(docs, feats)]
+        return [f.with_attributes(marked) for f, marked in zip(feats, marks)]
 
     def tokens(self, docs: Sequence[Document]) -> list[list[Token]]:
         """The tokens of each document, from its cached features (no second tokenization)."""
@@ -429,14 +429,11 @@ def _marked_attributes(feats: Sequence[DocumentFeatures], marks: Sequence[Mappin
                        vocabulary) -> tuple[np.ndarray, np.ndarray]:
     """(token, attribute id) of every attribute in ``marks``, tokens counted over ``feats`` laid back to back
     and ids interned in ``vocabulary``."""
-    known: dict[tuple[str, ...], tuple[int, ...]] = {}
     tokens: list[int] = []
     ids: list[int] = []
     offset = 0
     for f, marked in zip(feats, marks):
-        for t, attributes in marked.items():
-            attributes = tuple(attributes)
-            row = known.get(attributes) or known.setdefault(attributes, vocabulary.ids(attributes))
+        for t, row in zip(marked, vocabulary.ids_of_each(marked.values())):
             tokens.extend([offset + t] * len(row))
             ids.extend(row)
         offset += f.n_tokens
