@@ -11,6 +11,7 @@ sentences grouped by length.  Both equal crfsuite's own up to floating-point rou
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import Collection, Mapping, Sequence
 
 import numpy as np
@@ -429,15 +430,12 @@ def _marked_attributes(feats: Sequence[DocumentFeatures], marks: Sequence[Mappin
                        vocabulary) -> tuple[np.ndarray, np.ndarray]:
     """(token, attribute id) of every attribute in ``marks``, tokens counted over ``feats`` laid back to back
     and ids interned in ``vocabulary``."""
-    tokens: list[int] = []
-    ids: list[int] = []
-    offset = 0
-    for f, marked in zip(feats, marks):
-        for t, row in zip(marked, vocabulary.ids_of_each(marked.values())):
-            tokens.extend([offset + t] * len(row))
-            ids.extend(row)
-        offset += f.n_tokens
-    return np.array(tokens, dtype=np.int64), np.array(ids, dtype=np.int64)
+    offsets = np.cumsum([0] + [f.n_tokens for f in feats[:-1]]).tolist()
+    at = [offset + t for offset, marked in zip(offsets, marks) for t in marked]
+    rows = vocabulary.ids_of_each(chain.from_iterable(marked.values() for marked in marks))
+    tokens = np.repeat(np.array(at, dtype=np.int64), [len(row) for row in rows])
+    ids = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=tokens.shape[0])
+    return tokens, ids
 
 
 def _sentence_layout(feats: Sequence[DocumentFeatures]) -> tuple[np.ndarray, np.ndarray]:
