@@ -40,6 +40,10 @@ class Project(models.Model):
         default=False, help_text="spread each batch across stylometric clusters (when the project has them)"
     )
     recall_bias_beta = models.FloatField(null=True, blank=True)
+    recall_bias_betas = models.JSONField(
+        default=dict, blank=True,
+        help_text="PHI type -> its own recall-bias β (0: none for that type); the others take recall_bias_beta",
+    )
     annotators_per_document = models.PositiveSmallIntegerField(default=1)
 
     class Adjudication(models.TextChoices):

@@ -13,7 +13,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         model = Project
         fields = [
             "id", "name", "description", "language", "schema_preset", "labels", "allow_overlap", "tagger",
-            "strategy", "strategy_params", "batch_size", "self_training", "recall_bias_beta",
+            "strategy", "strategy_params", "batch_size", "self_training", "recall_bias_beta", "recall_bias_betas",
             "annotators_per_document", "adjudication", "awaiting_adjudication", "control_rate", "created_at",
         ]
         read_only_fields = ["id", "created_at"]

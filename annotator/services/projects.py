@@ -83,8 +83,8 @@ def set_membership(*, project: Project, user: AbstractBaseUser, role: str) -> Me
 #: Settings a lead may change from the browser; they take effect at the next retrain.
 LOOP_SETTINGS = (
     "tagger", "strategy", "strategy_params", "batch_size", "self_training", "self_training_policy",
-    "recall_bias_beta", "annotators_per_document", "assignment_timeout_minutes", "eponyms", "gazetteers",
-    "diverse_batches", "adjudication", "awaiting_adjudication", "control_rate",
+    "recall_bias_beta", "recall_bias_betas", "annotators_per_document", "assignment_timeout_minutes", "eponyms",
+    "gazetteers", "diverse_batches", "adjudication", "awaiting_adjudication", "control_rate",
 )
 
 

@@ -36,7 +36,7 @@ from deid.services.exports import report_path_for, write_report
 from deid.services.policy import Concealment, DeidError
 from learning.core.artifacts import ArtifactRejected
 from learning.core.pre_annotation import complete_suggestions, pre_annotations
-from learning.core.recall_bias import BETAS, tune_recall_bias
+from learning.core.recall_bias import BETAS, stored_thresholds, tune_recall_bias
 from learning.core.taggers.base import gold_tags
 from learning.selectors.models import current_tagger, recall_bias_of
 
@@ -104,7 +104,8 @@ class Deidentifier:
 
     def _recall_bias(self, beta: float | None) -> dict | None:
         published = recall_bias_of(self.version)
-        if beta is None or (published and published.get("beta") == beta):
+        # A β asked for is one β for every type: the model's own thresholds serve when they are one pair for it.
+        if beta is None or (published and published.get("beta") == beta and "thresholds" not in published):
             return published
         if beta <= 0:
             raise DeidError(f"the recall bias β must be positive (e.g. one of {', '.join(map(str, BETAS))})")
@@ -126,8 +127,7 @@ class Deidentifier:
         if not tokens:
             return []
         (marginals,) = self.tagger.predict_marginals([Document(text=text)])
-        thresholds = (self.recall_bias["tau_main"], self.recall_bias["tau_alt"]) if self.recall_bias else None
-        found = pre_annotations(tokens, marginals, self.labels, recall_bias=thresholds)
+        found = pre_annotations(tokens, marginals, self.labels, recall_bias=stored_thresholds(self.recall_bias))
         # What annotators are shown, concealed: every mention of a tagged string, structured PHI by pattern.
         found = complete_suggestions(text, tokens, found, schema_labels=tuple(self.project.labels or ()),
                                      language=self.project.language)

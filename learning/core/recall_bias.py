@@ -31,7 +31,9 @@ type it would be relabelled to). Decisions:
   the overall ones, and a type's pair changes only its own part, so each type's search is exact and
   independent; the gold PHI of a part are mostly, not only, gold tokens of that type (a missed CALLE token
   whose runner-up is TERRITORIO counts for TERRITORIO, where its relabelling would happen).
-- ``beta`` is one β for every type or a β per type (a type whose leak costs more gets a larger β).
+- ``beta`` is one β for every type or a β per type (a type whose leak costs more gets a larger β). A type
+  the mapping leaves out is not tuned and keeps the model's own labels: the decoder never relabels a type
+  its thresholds do not name.
 - A type with fewer than ``min_support`` gold PHI tokens among its candidates keeps the pair tuned over all
   tokens (with its β): a grid of 165 pairs tuned on a handful of tokens picks noise.
 - With ``objective="overall"`` the pairs are instead chosen together to maximise the overall binary F_β
@@ -51,7 +53,9 @@ import numpy as np
 from corpus.bio import OUTSIDE, label_of
 from corpus.text import Token
 from corpus.types import Span
-from learning.core.decoding import decode_tokenwise, decoded_spans, decoded_tags, outside_index, phi_candidates
+from learning.core.decoding import (
+    RecallBiasThresholds, decode_tokenwise, decoded_spans, decoded_tags, outside_index, phi_candidates,
+)
 from learning.core.metrics import f_beta
 
 __all__ = [
@@ -65,6 +69,7 @@ __all__ = [
     "apply_recall_bias",
     "recall_biased_spans",
     "recall_biased_tags",
+    "stored_thresholds",
     "tune_recall_bias",
     "tune_recall_bias_per_label",
 ]
@@ -81,6 +86,14 @@ class RecallBias(NamedTuple):
     tau_main: float
     tau_alt: float
     score: float
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        """``(τ_main, τ_alt)``, what ``learning.core.decoding`` takes as ``recall_bias``."""
+        return self.tau_main, self.tau_alt
+
+    def to_json(self) -> dict:
+        return {"tau_main": self.tau_main, "tau_alt": self.tau_alt, "f_beta": self.score}
 
 
 class LabelRecallBias(NamedTuple):
@@ -100,7 +113,7 @@ class LabelRecallBias(NamedTuple):
 class PerLabelRecallBias:
     """Thresholds per PHI type, and the overall binary F_β they reach on the tuning documents."""
 
-    by_type: Mapping[str, LabelRecallBias]
+    by_type: Mapping[str, LabelRecallBias]  # the types tuned (with a β per type: those it names)
     beta: float | Mapping[str, float]
     score: float  # overall binary F_β with these thresholds (with a β per type: the largest)
     precision: float
@@ -112,11 +125,26 @@ class PerLabelRecallBias:
         return {kind: (t.tau_main, t.tau_alt) for kind, t in self.by_type.items()}
 
     def to_json(self) -> dict:
+        """What :func:`stored_thresholds` reads back, with the β of each type and what each type reached."""
+        betas = self.beta if isinstance(self.beta, Mapping) else dict.fromkeys(self.by_type, self.beta)
         return {
-            "beta": dict(self.beta) if isinstance(self.beta, Mapping) else self.beta,
-            "score": self.score, "precision": self.precision, "recall": self.recall,
+            "betas": {kind: float(betas[kind]) for kind in self.by_type},
+            "thresholds": {kind: [t.tau_main, t.tau_alt] for kind, t in self.by_type.items()},
+            "f_beta": self.score, "precision": self.precision, "recall": self.recall,
             "by_type": {kind: t._asdict() for kind, t in self.by_type.items()},
         }
+
+
+def stored_thresholds(stored: Mapping | None) -> RecallBiasThresholds | None:
+    """The thresholds of a recall bias stored as JSON (the ``to_json`` of :class:`RecallBias` or
+    :class:`PerLabelRecallBias`, with anything else beside): one pair, a pair per type, or None for none."""
+    if not stored:
+        return None
+    if "thresholds" in stored:
+        return {str(kind): (float(pair[0]), float(pair[1])) for kind, pair in stored["thresholds"].items()}
+    if "tau_main" in stored and "tau_alt" in stored:
+        return float(stored["tau_main"]), float(stored["tau_alt"])
+    return None
 
 
 def apply_recall_bias(
@@ -221,19 +249,18 @@ def tune_recall_bias_per_label(
 ) -> PerLabelRecallBias:
     """Grid-search one (τ_main, τ_alt) per PHI type of ``labels`` (see the module's docstring).
 
-    ``beta`` is one β or ``{type: β}`` naming every PHI type. Every PHI type of ``labels`` gets a pair, so
-    the result's :attr:`~PerLabelRecallBias.thresholds` decode any document of the label set.
+    ``beta`` is one β, and every PHI type of ``labels`` gets a pair, or ``{type: β}``, and the types it names
+    get one (the others keep the model's labels; names that are not types of ``labels`` are ignored).
     """
     if objective not in _OBJECTIVES:
         raise ValueError(f"the objective is one of {_OBJECTIVES}, not {objective!r}")
     types = sorted({label_of(label) for label in labels if label != OUTSIDE})
     if isinstance(beta, Mapping):
-        missing = [t for t in types if t not in beta]
-        if missing:
-            raise ValueError(f"no β for the PHI type(s) {', '.join(missing)}")
         if objective == "overall":
             raise ValueError("the overall objective takes one β, not one per type")
-        beta_of = {t: float(beta[t]) for t in types}
+        beta_of = {t: float(beta[t]) for t in types if t in beta}
+        if types and not beta_of:
+            raise ValueError(f"the β per type names none of the PHI types {', '.join(types)}")
     else:
         beta_of = {t: float(beta) for t in types}
     o = outside_index(labels)
@@ -274,9 +301,12 @@ def tune_recall_bias_per_label(
         scores = _prf_beta(tp.sum(axis=1), pred.sum(axis=1), n_gold, b)[0]
         single[b] = best_pair(scores, relabelled.sum(axis=1))
 
-    chosen = np.empty(n_types, dtype=np.int64)
+    unchanged = len(pairs)  # the row of a type left out of a β per type: nothing relabelled
+    chosen = np.full(n_types, unchanged, dtype=np.int64)
     supported = gold >= min_support
     for x, kind in enumerate(types):
+        if kind not in beta_of:
+            continue
         if supported[x] and objective == "per_label":
             chosen[x] = best_pair(_prf_beta(tp[:, x], pred[:, x], gold[x], beta_of[kind])[0], relabelled[:, x])
         else:
@@ -284,20 +314,21 @@ def tune_recall_bias_per_label(
     if objective == "overall":
         _coordinate_ascent(chosen, supported, tp, pred, relabelled, n_gold, beta_of[types[0]], best_pair)
 
+    tp, pred = np.vstack([tp, base_tp]), np.vstack([pred, base_pred])
     columns = np.arange(n_types)
     part_f, part_p, part_r = _prf_beta(
-        tp[chosen, columns], pred[chosen, columns], gold, np.array([beta_of[t] for t in types]))
+        tp[chosen, columns], pred[chosen, columns], gold, np.array([beta_of.get(t, 1.0) for t in types]))
     per_label = {
         kind: LabelRecallBias(
             tau_main=pairs[chosen[x]][0], tau_alt=pairs[chosen[x]][1], score=float(part_f[x]),
             precision=float(part_p[x]), recall=float(part_r[x]), gold_tokens=int(gold[x]),
             predicted_tokens=int(pred[chosen[x], x]), tuned=bool(supported[x]),
         )
-        for x, kind in enumerate(types)
+        for x, kind in enumerate(types) if kind in beta_of
     }
     total_f, total_p, total_r = _prf_beta(
         tp[chosen, columns].sum(), pred[chosen, columns].sum(), n_gold, max(beta_of.values()))
-    return PerLabelRecallBias(by_type=per_label, beta=beta if isinstance(beta, Mapping) else float(beta),
+    return PerLabelRecallBias(by_type=per_label, beta=dict(beta_of) if isinstance(beta, Mapping) else float(beta),
                               score=float(total_f), precision=float(total_p), recall=float(total_r))
 
 

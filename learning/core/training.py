@@ -26,7 +26,8 @@ import numpy as np
 
 from corpus.types import Document, Span
 from learning.core.metrics import evaluate
-from learning.core.recall_bias import RecallBias, recall_biased_spans, tune_recall_bias
+from learning.core.decoding import decoded_spans
+from learning.core.recall_bias import PerLabelRecallBias, RecallBias, tune_recall_bias, tune_recall_bias_per_label
 from learning.core.self_training import SelfTrainingResult, self_train
 from learning.core.taggers.base import gold_tags
 
@@ -70,7 +71,7 @@ class TrainedModel:
     metrics: dict[str, Any] = field(default_factory=dict)  # unbiased, on the evaluation documents
     predicted: list[list[Span]] = field(default_factory=list)  # unbiased, on the evaluation documents
     eval_tokens: list = field(default_factory=list)
-    recall_bias: RecallBias | None = None  # the thresholds to use from now on
+    recall_bias: RecallBias | PerLabelRecallBias | None = None  # the thresholds to use from now on
     recall_bias_tuning: str = ""
     recall_bias_metrics: dict[str, Any] | None = None  # on documents the thresholds were not tuned on
     predict_seconds: float = 0.0
@@ -82,7 +83,7 @@ def train_and_evaluate(
     *,
     tagger_factory: Callable[[], Any],
     seed: int = 0,
-    recall_bias_beta: float | None = None,
+    recall_bias_beta: float | Mapping[str, float] | None = None,
     recall_bias_tuning: str = TUNE_ON_DEV,
     unlabelled_docs: Sequence[Document] | None = None,
     self_training: Mapping[str, Any] | None = None,
@@ -90,6 +91,9 @@ def train_and_evaluate(
 ) -> TrainedModel:
     """Fit ``tagger_factory()`` on ``train_docs`` (and, with ``unlabelled_docs``, silver sentences from them),
     then score it on ``eval_docs``; see the module's docstring for ``recall_bias_tuning``.
+
+    ``recall_bias_beta`` is one β, and one pair of thresholds is tuned for every PHI type, or ``{type: β}``,
+    and each type it names gets a pair of its own (``learning.core.recall_bias.tune_recall_bias_per_label``).
 
     ``self_training`` holds keyword arguments of :func:`learning.core.self_training.self_train`
     (``selection``, ``target_precision``, ``target_recall``, ``max_iterations``).
@@ -134,16 +138,25 @@ def train_and_evaluate(
     return model
 
 
-def _tune_on_dev(model: TrainedModel, dev: Sequence[Document], eval_docs: Sequence[Document], beta: float) -> None:
+Beta = float | Mapping[str, float]
+
+
+def _tune(marginals, gold, labels, beta: Beta) -> RecallBias | PerLabelRecallBias:
+    """Thresholds for one β (one pair) or for a β per type (a pair per type it names)."""
+    if isinstance(beta, Mapping):
+        return tune_recall_bias_per_label(marginals, gold, labels, beta)
+    return tune_recall_bias(marginals, gold, labels, beta)
+
+
+def _tune_on_dev(model: TrainedModel, dev: Sequence[Document], eval_docs: Sequence[Document], beta: Beta) -> None:
     labels = list(model.tagger.labels_)
-    model.recall_bias = tune_recall_bias(model.tagger.predict_marginals(dev), [gold_tags(d) for d in dev],
-                                         labels, beta)
+    model.recall_bias = _tune(model.tagger.predict_marginals(dev), [gold_tags(d) for d in dev], labels, beta)
     if eval_docs:
         biased = _biased(model.eval_tokens, model.tagger.predict_marginals(eval_docs), labels, model.recall_bias)
         model.recall_bias_metrics = evaluate(eval_docs, biased, model.eval_tokens)
 
 
-def _cross_fit(model: TrainedModel, eval_docs: Sequence[Document], beta: float, seed: int) -> None:
+def _cross_fit(model: TrainedModel, eval_docs: Sequence[Document], beta: Beta, seed: int) -> None:
     model.recall_bias, model.recall_bias_metrics = cross_fit_recall_bias(
         eval_docs, model.eval_tokens, model.tagger.predict_marginals(eval_docs), list(model.tagger.labels_), beta,
         seed=seed,
@@ -152,12 +165,12 @@ def _cross_fit(model: TrainedModel, eval_docs: Sequence[Document], beta: float, 
 
 def cross_fit_recall_bias(
     docs: Sequence[Document], tokens: Sequence[Sequence], marginals: Sequence[np.ndarray], labels: Sequence[str],
-    beta: float, *, seed: int, folds: int = CROSS_FIT_FOLDS,
-) -> tuple[RecallBias, dict[str, Any] | None]:
+    beta: Beta, *, seed: int, folds: int = CROSS_FIT_FOLDS,
+) -> tuple[RecallBias | PerLabelRecallBias, dict[str, Any] | None]:
     """Thresholds tuned for F_β on all of ``docs``, and the scores of a decoding in which each of ``folds``
     random folds of ``docs`` uses thresholds tuned on the other folds (None for fewer than two documents)."""
     gold = [gold_tags(d, t) for d, t in zip(docs, tokens)]
-    chosen = tune_recall_bias(marginals, gold, labels, beta)
+    chosen = _tune(marginals, gold, labels, beta)
     folds = min(folds, len(docs))
     if folds < 2:
         return chosen, None
@@ -165,11 +178,11 @@ def cross_fit_recall_bias(
     biased: list[list[Span]] = [[] for _ in docs]
     for fold in range(folds):
         tuning = np.flatnonzero(fold_of != fold)
-        on_others = tune_recall_bias([marginals[i] for i in tuning], [gold[i] for i in tuning], labels, beta)
+        on_others = _tune([marginals[i] for i in tuning], [gold[i] for i in tuning], labels, beta)
         for i in np.flatnonzero(fold_of == fold).tolist():
             biased[i] = _biased([tokens[i]], [marginals[i]], labels, on_others)[0]
     return chosen, evaluate(docs, biased, tokens)
 
 
-def _biased(tokens, marginals, labels, chosen: RecallBias) -> list[list[Span]]:
-    return [recall_biased_spans(t, m, labels, chosen.tau_main, chosen.tau_alt) for t, m in zip(tokens, marginals)]
+def _biased(tokens, marginals, labels, chosen: RecallBias | PerLabelRecallBias) -> list[list[Span]]:
+    return [decoded_spans(t, m, labels, chosen.thresholds) for t, m in zip(tokens, marginals)]

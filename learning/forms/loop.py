@@ -30,6 +30,8 @@ from learning.selectors.measured_costs import ROI_MEASURED, strategy_choices
 
 TAGGER_LABELS = {"crf": "CRF (sklearn-crfsuite)", "flair": "BiLSTM-CRF (Flair)", "unigram": _("Unigram baseline")}
 BETAS = [("", _("off")), ("1", "F1"), ("4", "F4"), ("10", "F10"), ("20", "F20"), ("40", "F40")]
+#: A PHI type's own β: the β above, none, or one of its own.
+TYPE_BETAS = [("", _("as for every type")), ("0", _("off for this type")), *BETAS[1:]]
 
 #: Limits on the word lists (gazetteers and eponyms): entries per list, characters per entry, all lists together,
 #: and the size of an uploaded file.
@@ -39,6 +41,7 @@ MAX_GAZETTEER_ENTRIES = 50_000
 MAX_UPLOAD_BYTES = 512 * 1024
 
 TAGGER_PREFIX, STRATEGY_PREFIX, POLICY_PREFIX, GAZETTEER_PREFIX = "tagger", "strategy", "self_training", "gazetteer"
+TYPE_BETA_PREFIX = "recall_bias_beta"
 
 
 def tagger_parameters(kind: str) -> tuple[Param, ...]:
@@ -195,6 +198,14 @@ class LoopSettingsForm(forms.Form):
             )
             self.gazetteer_names[name] = label
         self.fields["gazetteer_file_label"].choices = [("", "—")] + [(label, label) for label in lists]
+        self.type_beta_names = {}
+        for label in dict.fromkeys([*project.labels, *project.recall_bias_betas]):
+            name = f"{TYPE_BETA_PREFIX}-{label}"
+            own = project.recall_bias_betas.get(label)
+            self.fields[name] = forms.TypedChoiceField(label=label, choices=TYPE_BETAS, coerce=float,
+                                                       empty_value=None, required=False,
+                                                       initial="" if own is None else f"{own:g}")
+            self.type_beta_names[name] = label
         self.fields["tagger_kind"].widget.attrs.update(self._swap("#tagger-parameters"))
         self.fields["strategy"].widget.attrs.update(self._swap("#strategy-parameters"))
 
@@ -253,6 +264,10 @@ class LoopSettingsForm(forms.Form):
     @property
     def gazetteer_fields(self) -> list[forms.BoundField]:
         return self._bound(self.gazetteer_names)
+
+    @property
+    def type_beta_fields(self) -> list[forms.BoundField]:
+        return self._bound(self.type_beta_names)
 
     # Checking -------------------------------------------------------------------------------------------------
     def clean_eponyms(self) -> list[str]:
@@ -325,6 +340,12 @@ class LoopSettingsForm(forms.Form):
         return overrides(params, self._values(data, STRATEGY_PREFIX, params), base=base,
                          kept=self._strategy_overrides())
 
+    def _type_betas(self, data: dict) -> dict[str, float]:
+        """The PHI types whose β differs from the one for every type (0: none for that type)."""
+        every = data["recall_bias_beta"] or 0.0
+        chosen = {label: data.get(name) for name, label in self.type_beta_names.items()}
+        return {label: beta for label, beta in chosen.items() if beta is not None and beta != every}
+
     def changes(self) -> dict:
         """The project fields this form sets."""
         data = self.cleaned_data
@@ -336,6 +357,7 @@ class LoopSettingsForm(forms.Form):
             "strategy": self.chosen_strategy, "strategy_params": self._strategy_params(data),
             "batch_size": data["batch_size"], "self_training": data["self_training"],
             "self_training_policy": policy, "recall_bias_beta": data["recall_bias_beta"],
+            "recall_bias_betas": self._type_betas(data),
             "annotators_per_document": data["annotators_per_document"],
             "adjudication": data["adjudication"], "awaiting_adjudication": data["awaiting_adjudication"],
             "control_rate": data["control_rate"] / 100,

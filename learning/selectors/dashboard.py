@@ -338,14 +338,19 @@ def dashboard_state(*, project: Project, simulation_id: int | None = None) -> di
     }
 
 
-def per_type_rows(*, project: Project, metrics: dict, biased: dict | None = None) -> list[dict[str, Any]]:
-    """The per-type scores of an evaluation in the project's label order; with ``biased`` (the cross-fitted
-    scores of the suggestions with the recall bias), each row's ``biased`` precision and recall too."""
+def per_type_rows(*, project: Project, metrics: dict, bias: dict | None = None) -> list[dict[str, Any]]:
+    """The per-type scores of an evaluation in the project's label order; with ``bias`` (the recall bias a
+    version was published with), each row's ``biased`` precision and recall (the cross-fitted scores of the
+    suggestions) and, with a pair per type, the row's ``thresholds`` (its β and pair; None: not biased)."""
     per_type = metrics.get("per_type") or {}
-    biased_per_type = (biased or {}).get("per_type") or {}
+    biased_per_type = ((bias or {}).get("metrics") or {}).get("per_type") or {}
+    pairs, betas = (bias or {}).get("thresholds") or {}, (bias or {}).get("betas") or {}
     order = [label for label in project.labels if label in per_type]
     order += sorted(set(per_type) - set(order))
-    return [{"label": label, **per_type[label], "biased": biased_per_type.get(label)} for label in order]
+    return [{"label": label, **per_type[label], "biased": biased_per_type.get(label),
+             "thresholds": {"beta": betas.get(label), "tau_main": pairs[label][0], "tau_alt": pairs[label][1]}
+             if label in pairs else None}
+            for label in order]
 
 
 def metric_rows(metrics: dict) -> list[dict[str, Any]]:
@@ -379,8 +384,9 @@ def model_version_state(*, project: Project, version_id: int) -> dict[str, Any]:
         "leakage": metrics.get("leakage"),
         "counts": metrics.get("counts") or {},
         "eval_tokens": metrics.get("eval_tokens"),
-        "per_type": per_type_rows(project=project, metrics=metrics, biased=biased),
+        "per_type": per_type_rows(project=project, metrics=metrics, bias=bias),
         "per_type_biased": bool(biased.get("per_type")),
+        "per_type_thresholds": bool(bias.get("thresholds")),
         "mcnemar": mcnemar_reading(version),
         "gold_documents": [{"name": name, "id": documents.get(name)} for name in names],
         "strategy": (version.choices or {}).get("strategy") or {},

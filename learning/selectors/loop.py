@@ -18,6 +18,18 @@ def loop_tagger(project: Project, *, seed: int = 0) -> tuple[str, dict[str, Any]
     return kind, params, tagger_factory(kind, seed=seed, **live_params(kind, params), **extra)
 
 
+def loop_recall_bias(project: Project) -> float | dict[str, float] | None:
+    """The β the retrain tunes the suggestions' recall bias for: None (off), one β for every PHI type (one pair
+    of thresholds), or ``{type: β}`` when the lead set a β of its own for some type (a pair per type; a type
+    whose β is 0, or that has none, keeps the model's labels)."""
+    every = project.recall_bias_beta or None
+    own = project.recall_bias_betas or {}
+    if not own:
+        return every
+    betas = {**dict.fromkeys(project.labels, every), **own}
+    return {kind: float(beta) for kind, beta in betas.items() if beta} or None
+
+
 def scored_so_far(job: RetrainJob) -> int:
     return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.models import Project
+from learning.core.recall_bias import stored_thresholds
 from learning.models import ModelVersion
 from learning.services import model_store
 from learning.services.model_store import load_model
@@ -26,8 +27,10 @@ def current_tagger(project: Project) -> tuple[ModelVersion, Any] | None:
 
 
 def recall_bias_of(version: ModelVersion) -> dict | None:
-    """The recall-bias thresholds the version was published with: {"beta", "tau_main", "tau_alt"}, or None."""
+    """The recall bias the version was published with, as stored: its "beta" and either one pair ("tau_main",
+    "tau_alt") or a pair per type ("thresholds", with the β of each type in "betas"); None without one."""
     bias = (version.choices or {}).get("recall_bias") or {}
-    if "tau_main" not in bias or "tau_alt" not in bias:
+    if stored_thresholds(bias) is None:
         return None
-    return {"beta": bias.get("beta"), "tau_main": float(bias["tau_main"]), "tau_alt": float(bias["tau_alt"])}
+    keys = ("beta", "betas", "thresholds") if "thresholds" in bias else ("beta", "tau_main", "tau_alt")
+    return {key: bias.get(key) for key in keys}

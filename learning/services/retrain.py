@@ -42,11 +42,12 @@ from learning.core.metrics import mcnemar_tokens
 from learning.core.ordering import random_scores
 from learning.core.params import defaults
 from learning.core.pre_annotation import pre_annotations_many
+from learning.core.recall_bias import stored_thresholds
 from learning.core.self_training import POLICY_PARAMETERS
 from learning.core.strategies import Strategy
 from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
 from learning.models import ModelVersion, RetrainJob, SilverSentence
-from learning.selectors.loop import loop_tagger
+from learning.selectors.loop import loop_recall_bias, loop_tagger
 from learning.selectors.measured_costs import project_strategy
 from learning.services import cold_refit, jobs, model_store
 from learning.services.model_store import load_model
@@ -88,7 +89,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
     # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
     # documents the thresholds were not tuned on (learning.core.training).
     model = train_and_evaluate(
-        gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=project.recall_bias_beta or None,
+        gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=loop_recall_bias(project),
         recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
         self_training=policy,
     )
@@ -107,8 +108,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         tagger.evaluation_spans_ = {content_hash(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
     recall_bias: dict[str, Any] = {}
     if model.recall_bias is not None:
-        recall_bias = {"beta": project.recall_bias_beta, "tau_main": model.recall_bias.tau_main,
-                       "tau_alt": model.recall_bias.tau_alt, "f_beta": model.recall_bias.score,
+        recall_bias = {"beta": project.recall_bias_beta, **model.recall_bias.to_json(),
                        "tuned_on": "evaluation", "reported": f"cross-fitted over {CROSS_FIT_FOLDS} folds at most"}
         if model.recall_bias_metrics is not None:
             recall_bias["metrics"] = model.recall_bias_metrics
@@ -271,8 +271,7 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
     tagger = load_model(job.artifact, project_id=job.project_id)
     labels = list(result["labels"])
     strategy = Strategy(result["strategy"]["name"], result["strategy"]["kind"], result["strategy"]["params"])
-    bias = result.get("recall_bias") or {}
-    thresholds = (bias["tau_main"], bias["tau_alt"]) if bias else None
+    thresholds = stored_thresholds(result.get("recall_bias"))
     ids, documents = unlabelled_pool(project=job.project, ids=list(document_ids))
     if not ids:
         return 0

@@ -249,6 +249,26 @@ def test_with_a_recall_bias_the_per_type_table_shows_the_precision_and_recall_it
     assert re.findall(r'class="num biased">([0-9.—]+)', other) == ["—", "—"]
 
 
+def test_with_a_beta_per_type_the_per_type_table_shows_each_type_s_beta_and_thresholds(project, users):
+    version = ModelVersion.objects.filter(project=project).order_by("created_at").last()
+    version.choices = {**version.choices, "recall_bias": {
+        "beta": 4, "betas": {"FECHAS": 20.0, TYPES[0]: 4.0},
+        "thresholds": {"FECHAS": [0.9, 0.0001], TYPES[0]: [0.992, 0.005]},
+        "metrics": {**_metrics(0), "per_type": {"FECHAS": {**_scores(0.55, 0.99), "support": 10}}}}}
+    version.save()
+    html = _client(users["lead"]).get(reverse("learning:model-version", args=[project.pk, version.pk])).content.decode()
+    assert "F4, with a β of its own for some types: thresholds for 2 PHI types" in html
+    fechas = re.search(r'<tr data-type="FECHAS">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', fechas) == ["F20", "0.9 / 0.0001", "0.550", "0.990"]
+    first = re.search(rf'<tr data-type="{TYPES[0]}">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', first) == ["F4", "0.992 / 0.005", "—", "—"]
+    # A type with no thresholds of its own keeps the model's labels.
+    others = [t for t in re.findall(r'<tr data-type="([^"]+)">', html) if t not in ("FECHAS", TYPES[0])]
+    for kind in others:
+        row = re.search(rf'<tr data-type="{kind}">(.*?)</tr>', html, re.S).group(1)
+        assert re.findall(r'class="num biased"[^>]*>([^<]+)<', row)[0] == "off"
+
+
 @pytest.mark.parametrize("form, message", [
     ({"batch_sizes": "5", "initial": "3", "iterations": "2", "runs": "1"}, "choose at least one strategy"),
     ({"strategies": ["random"], "batch_sizes": "five", "initial": "3", "iterations": "2", "runs": "1"},

@@ -18,6 +18,8 @@ from annotator.models import AuditEvent
 from corpus.formats import read_corpus, write_corpus
 from corpus.synthetic import generate_notes
 from deid.models import DeidJob
+from deid.services.deidentify import Deidentifier
+from learning.core.recall_bias import stored_thresholds
 from learning.services.retrain import train_and_rank
 from tests.integration.celery_worker import Worker
 
@@ -119,6 +121,21 @@ def test_the_command_de_identifies_jsonl_line_by_line_and_a_single_text(trained,
 
     with pytest.raises(CommandError, match="de-identify a .txt file"):
         call_command("deidentify", str(tmp_path / "out.report.json"), str(tmp_path / "x"), project=project.name)
+
+
+@pytest.mark.django_db
+def test_a_model_with_a_pair_per_type_de_identifies_with_them_unless_one_beta_is_asked_for(loop_project, data_dir):
+    loop_project.recall_bias_beta, loop_project.recall_bias_betas = 4, {"FECHAS": 40}
+    loop_project.save()
+    version = train_and_rank(project=loop_project)
+    published = version.choices["recall_bias"]
+    run = Deidentifier(loop_project)
+    assert run.recall_bias == {"beta": 4, "betas": published["betas"], "thresholds": published["thresholds"]}
+    assert stored_thresholds(run.recall_bias) == {kind: tuple(pair) for kind, pair in published["thresholds"].items()}
+    # β = 4 asked for by name is one β for every type: one pair, tuned for it.
+    one = Deidentifier(loop_project, recall_bias=4.0)
+    assert "thresholds" not in one.recall_bias and one.recall_bias["beta"] == 4.0
+    assert isinstance(stored_thresholds(one.recall_bias), tuple)
 
 
 @pytest.mark.django_db

@@ -13,7 +13,10 @@ from django.utils import timezone
 
 from annotator.artifact_store import LocalStore
 from annotator.models import Annotation, AuditEvent, Document, PoolScore, Ranking
-from annotator.selectors import gold_documents
+from annotator.selectors import gold_documents, unlabelled_pool
+from learning.core.pre_annotation import pre_annotations_many
+from learning.core.recall_bias import stored_thresholds
+from learning.selectors.models import current_tagger
 from learning.services import jobs, retrain as services
 from learning.selectors.measured_costs import ROI_MEASURED, project_strategy
 from learning.models import ModelVersion, RetrainJob, SilverSentence
@@ -183,6 +186,36 @@ def test_recall_bias_makes_more_and_less_sure_suggestions(project):
     assert bias["metrics"]["token"]["r"] >= plain.metrics["token"]["r"]
     scores = PoolScore.objects.filter(ranking__is_current=True, ranking__project=project)
     assert sum(len(s.pre_annotations["spans"]) for s in scores) >= plain_spans
+
+
+def test_a_beta_per_type_tunes_a_pair_per_type_and_the_suggestions_use_them(project):
+    project.recall_bias_beta = 4
+    project.recall_bias_betas = {"FECHAS": 40, "NOMBRE_SUJETO_ASISTENCIA": 0}
+    project.save()
+    version = services.train_and_rank(project=project)
+    bias = version.choices["recall_bias"]
+    _, tagger = current_tagger(project)
+    types = {label[2:] for label in tagger.labels_ if label != "O"}
+    assert "FECHAS" in types and "NOMBRE_SUJETO_ASISTENCIA" in types
+    # Every type the model knows gets a pair but the one whose β is 0; the β of each is the project's.
+    assert set(bias["thresholds"]) == set(bias["betas"]) == types - {"NOMBRE_SUJETO_ASISTENCIA"}
+    others = types - {"FECHAS", "NOMBRE_SUJETO_ASISTENCIA"}
+    assert bias["betas"]["FECHAS"] == 40 and {bias["betas"][t] for t in others} <= {4}
+    assert bias["beta"] == 4 and "per_type" in bias["metrics"]
+    # The pool's suggestions are decoded with those pairs.
+    scores = list(PoolScore.objects.filter(ranking__is_current=True, ranking__project=project).order_by("document_id"))
+    ids, documents = unlabelled_pool(project=project, ids=[row.document_id for row in scores])
+    thresholds = stored_thresholds(bias)
+    expected = pre_annotations_many(tagger.tokens(documents), tagger.predict_marginals(documents),
+                                    list(tagger.labels_), recall_bias=thresholds)
+    def spans(rows):
+        return [[(s["start"], s["end"], s["label"]) for s in row["spans"]] for row in rows]
+
+    assert spans(row.pre_annotations for row in scores) == spans(expected)
+    # ... which show more than the model's own labels would.
+    unbiased = pre_annotations_many(tagger.tokens(documents), tagger.predict_marginals(documents),
+                                    list(tagger.labels_))
+    assert sum(map(len, spans(expected))) > sum(map(len, spans(unbiased)))
 
 
 def test_roi_with_measured_costs(project, users):

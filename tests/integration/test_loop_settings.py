@@ -15,7 +15,7 @@ from tests.html_forms import form_values
 pytestmark = pytest.mark.django_db
 
 STORED = ("tagger", "strategy", "strategy_params", "self_training", "self_training_policy", "eponyms", "gazetteers",
-          "batch_size")
+          "batch_size", "recall_bias_beta", "recall_bias_betas")
 
 
 @pytest.fixture
@@ -63,6 +63,7 @@ def _error_of(html: str, field_name: str) -> str:
     ("gazetteer-HOSPITAL", "La Paz\n" + "H" * 201,
      f"entry 2 ({'H' * 30}…) is 201 characters long; at most 200 are allowed"),
     ("eponyms", "\n".join(f"Eponym {i}" for i in range(5001)), "at most 5,000 entries per list; this one has 5,001"),
+    ("recall_bias_beta-FECHAS", "7", "Select a valid choice. 7 is not one of the available choices."),
 ])
 def test_a_value_out_of_range_is_refused_next_to_its_field_and_nothing_changes(lead, project, field, value, message):
     before = _snapshot(project)
@@ -133,6 +134,27 @@ def test_a_saved_form_shows_its_values_again(lead, project, users):
     # Posting it back unchanged changes nothing and records nothing more.
     assert lead.post(_url(project), again).status_code == 302
     assert AuditEvent.objects.filter(project=project, detail__has_key="settings").count() == 1
+
+
+def test_a_beta_of_its_own_for_some_phi_types(lead, project):
+    shown = _shown(lead, project)
+    assert {label for label in project.labels if shown.get(f"recall_bias_beta-{label}") == ""} == set(project.labels)
+    posted = {**shown, "recall_bias_beta": "4", "recall_bias_beta-FECHAS": "20", "recall_bias_beta-PROFESION": "0",
+              "recall_bias_beta-HOSPITAL": "4"}
+    assert lead.post(_url(project), posted).status_code == 302
+    project.refresh_from_db()
+    # HOSPITAL's β is that of every type: only the types that differ are stored.
+    assert project.recall_bias_beta == 4 and project.recall_bias_betas == {"FECHAS": 20.0, "PROFESION": 0.0}
+    again = _shown(lead, project)
+    assert (again["recall_bias_beta-FECHAS"], again["recall_bias_beta-PROFESION"]) == ("20", "0")
+    assert again["recall_bias_beta-HOSPITAL"] == "" and again["recall_bias_beta"] == "4"
+    event = AuditEvent.objects.get(project=project, detail__has_key="settings")
+    assert event.detail["settings"]["recall_bias_betas"] == [{}, {"FECHAS": 20.0, "PROFESION": 0.0}]
+    # Back to one β for every type.
+    cleared = {**again, "recall_bias_beta-FECHAS": "", "recall_bias_beta-PROFESION": ""}
+    assert lead.post(_url(project), cleared).status_code == 302
+    project.refresh_from_db()
+    assert project.recall_bias_betas == {} and project.recall_bias_beta == 4
 
 
 def test_choosing_another_tagger_or_strategy_brings_its_own_fields(lead, project):

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from learning.core.recall_bias import (
     apply_recall_bias,
     recall_biased_spans,
     recall_biased_tags,
+    stored_thresholds,
     tune_recall_bias,
     tune_recall_bias_per_label,
 )
@@ -169,12 +172,35 @@ def test_a_beta_per_label():
     tuned = tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1, "B": 4}, min_support=5)
     assert tuned.thresholds == {"A": (0.6, 0.4), "B": (0.6, 0.4)}
     assert tuned.by_type["A"].score == pytest.approx(10 / 12)
-    with pytest.raises(ValueError, match="no β for the PHI type"):
-        tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1})
+    with pytest.raises(ValueError, match="names none of the PHI types"):
+        tune_recall_bias_per_label(marginals, gold, labels, beta={"C": 4})
     with pytest.raises(ValueError, match="one β"):
         tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 1, "B": 4}, objective="overall")
     with pytest.raises(ValueError, match="objective"):
         tune_recall_bias_per_label(marginals, gold, labels, beta=4, objective="best")
+
+
+def test_a_type_the_beta_per_type_leaves_out_keeps_the_model_s_labels():
+    marginals, gold, labels = _two_types()
+    tuned = tune_recall_bias_per_label(marginals, gold, labels, beta={"A": 4, "C": 10}, min_support=5)
+    assert set(tuned.by_type) == {"A"} and tuned.thresholds == {"A": (0.85, 0.2)}
+    assert tuned.beta == {"A": 4.0}
+    # B's 10 sure tokens stay PHI, its 31 unsure ones O: overall P (14 + 10) / (22 + 10), R 24 / 25.
+    assert (tuned.precision, tuned.recall) == (pytest.approx(0.75), pytest.approx(0.96))
+    tags = [t for m in marginals for t in decoded_tags(m, labels, tuned.thresholds)]
+    assert tags.count("B-A") == 22 and tags.count("B-B") == 10
+    stored = tuned.to_json()
+    assert stored["betas"] == {"A": 4.0} and stored_thresholds(stored) == {"A": (0.85, 0.2)}
+
+
+def test_stored_thresholds_read_back_either_kind():
+    marginals, gold, labels = _two_types()
+    single = tune_recall_bias(marginals, gold, labels, beta=4)
+    assert stored_thresholds({"beta": 4, **single.to_json()}) == single.thresholds == (0.85, 0.2)
+    per_type = tune_recall_bias_per_label(marginals, gold, labels, beta=4, min_support=5)
+    assert stored_thresholds(json.loads(json.dumps(per_type.to_json()))) == per_type.thresholds
+    assert stored_thresholds({}) is None and stored_thresholds(None) is None
+    assert stored_thresholds({"beta": 4}) is None
 
 
 def test_overall_objective_never_scores_below_the_single_pair():

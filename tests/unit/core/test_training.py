@@ -5,7 +5,8 @@ import pytest
 from corpus.text import tokenize
 from corpus.types import Document
 from learning.core.metrics import evaluate
-from learning.core.recall_bias import recall_biased_spans, tune_recall_bias
+from learning.core.decoding import decoded_spans
+from learning.core.recall_bias import recall_biased_spans, tune_recall_bias, tune_recall_bias_per_label
 from learning.core.registry import tagger_factory
 from learning.core.taggers.base import gold_tags
 from learning.core.training import CROSS_FIT, TUNE_ON_DEV, cross_fit_recall_bias, train_and_evaluate
@@ -82,3 +83,26 @@ def test_cross_fitting_decodes_each_fold_with_thresholds_tuned_on_the_others():
 def test_unknown_tuning_is_refused():
     with pytest.raises(ValueError, match="'dev' or 'cross-fit'"):
         train_and_evaluate(notes(3), notes(1), tagger_factory=tagger_factory("unigram"), recall_bias_tuning="eval")
+
+
+def test_a_beta_per_type_tunes_a_pair_per_type_in_each_fold():
+    train, evaluation = notes(10), notes(6, offset=2)
+    model = train_and_evaluate(train, evaluation, tagger_factory=tagger_factory("unigram"), seed=0,
+                               recall_bias_beta={"NAME": 10, "LOC": 1}, recall_bias_tuning=CROSS_FIT)
+    labels = list(model.tagger.labels_)
+    marginals = model.tagger.predict_marginals(evaluation)
+    gold = [gold_tags(d) for d in evaluation]
+    expected = tune_recall_bias_per_label(marginals, gold, labels, {"NAME": 10, "LOC": 1})
+    assert model.recall_bias == expected and set(model.recall_bias.thresholds) == {"NAME", "LOC"}
+    # The figures are cross-fitted with pairs per type as well: each fold decoded with those of the others.
+    tokens = [tokenize(d.text) for d in evaluation]
+    chosen, metrics = cross_fit_recall_bias(evaluation, tokens, marginals, labels, {"NAME": 10, "LOC": 1}, seed=0)
+    assert chosen == expected and model.recall_bias_metrics == metrics
+    fold_of = np.random.default_rng(0).permutation(len(evaluation)) % 5
+    spans = []
+    for i in range(len(evaluation)):
+        others = [j for j in range(len(evaluation)) if fold_of[j] != fold_of[i]]
+        pairs = tune_recall_bias_per_label([marginals[j] for j in others], [gold[j] for j in others], labels,
+                                           {"NAME": 10, "LOC": 1}).thresholds
+        spans.append(decoded_spans(tokens[i], marginals[i], labels, pairs))
+    assert metrics == evaluate(evaluation, spans, tokens)
