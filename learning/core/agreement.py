@@ -10,7 +10,7 @@ Four figures, each overall and per PHI label, for one record or for many:
   of both annotators of each pair that overlap a span of the other with the same label. A span may partner
   several (one long span against two short ones counts all three as matched), as lenient scorers do.
 - **Cohen's κ** on tokens (:func:`corpus.text.tokenize`; a token takes the label of the span covering it,
-  as :func:`learning.core.metrics.token_types` assigns it, or none): per pair of annotators over the tokens
+  as :func:`learning.core.metrics.token_codes` assigns it, or none): per pair of annotators over the tokens
   of the records both marked, from scikit-learn's ``cohen_kappa_score``; with more than one pair, the mean of
   the pairs weighted by their tokens (Light's κ). Per label, the tokens are "this label or not".
 - **Krippendorff's α** on tokens (nominal), any number of annotators, an annotator who did not mark a record
@@ -42,7 +42,7 @@ import numpy as np
 
 from corpus.text import Token, tokenize
 from corpus.types import Span
-from learning.core.metrics import token_types
+from learning.core.metrics import token_codes
 
 __all__ = ["RecordSubmissions", "agreement", "cohen_kappa", "nominal_alpha", "span_matches"]
 
@@ -185,8 +185,7 @@ def _record(record: RecordSubmissions, annotators: Sequence[str], labels: Sequen
             label_code: Mapping[str, int]) -> _Record:
     tokens = record.tokens if record.tokens is not None else tokenize(record.text)
     size = len(label_code) + 1
-    codes = {name: np.array([label_code[t] if t else 0 for t in token_types(tokens, spans)], dtype=np.int64)
-             for name, spans in record.spans.items()}
+    codes = {name: token_codes(tokens, spans, {None: 0, **label_code}) for name, spans in record.spans.items()}
     block = np.full((len(annotators), len(tokens)), np.nan)
     for row, name in enumerate(annotators):
         if name in codes:

@@ -23,13 +23,14 @@ the tests check. McNemar's test comes from statsmodels.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Any, Sequence
 
 import numpy as np
 
 from corpus.bio import label_of, spans_to_bio
-from corpus.text import Token, tokenize
+from corpus.text import Token, TokenOffsets, tokenize
 from corpus.types import Document, Span
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "leakage_by_type",
     "mcnemar_tokens",
     "prf",
+    "token_codes",
     "token_types",
     "token_level",
     "entity_level",
@@ -117,21 +119,44 @@ def token_types(tokens: Sequence[Token], spans: Sequence[Span]) -> list[str | No
     return [label_of(t) for t in tags]
 
 
+def token_codes(tokens: Sequence[Token], spans: Sequence[Span], codes: dict[str | None, int]) -> np.ndarray:
+    """The code of every token's PHI type, as :func:`token_types` assigns the type: ``codes`` maps a type to
+    its code (``None``, non-PHI, to 0) and gets the code of each new type. A span's tokens are those it
+    overlaps; where spans overlap, the first in position order keeps its tokens and a span whose first token
+    is taken is dropped (:func:`corpus.bio.spans_to_bio`'s rules, on whole arrays)."""
+    if isinstance(tokens, TokenOffsets):
+        starts, ends = tokens.starts, tokens.ends
+    else:
+        starts, ends = [t.start for t in tokens], [t.end for t in tokens]
+    out = np.zeros(len(starts), dtype=np.int64)
+    for span in sorted(spans):
+        first = bisect_right(ends, span.start)
+        last = bisect_left(starts, span.end)  # exclusive
+        if first >= last or out[first]:
+            continue
+        segment = out[first:last]
+        segment[segment == 0] = codes.setdefault(span.label, len(codes))
+    return out
+
+
 def _type_arrays(
     gold_docs: Sequence[Document],
     predicted_spans: Sequence[Sequence[Span]],
     tokens: Sequence[Sequence[Token]] | None,
+    codes: dict[str | None, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Gold and predicted type codes of every token of every document (0 = non-PHI)."""
-    codes: dict[str | None, int] = {None: 0}
-    gold_codes: list[int] = []
-    pred_codes: list[int] = []
+    """Gold and predicted type codes of every token of every document (0 = non-PHI; ``codes`` gets the
+    others)."""
+    codes = {None: 0} if codes is None else codes
+    gold_codes: list[np.ndarray] = []
+    pred_codes: list[np.ndarray] = []
     for i, (doc, pred) in enumerate(zip(gold_docs, predicted_spans)):
         toks = tokens[i] if tokens is not None else tokenize(doc.text)
-        for kind, out in ((doc.spans, gold_codes), (pred, pred_codes)):
-            for t in token_types(toks, kind):
-                out.append(codes.setdefault(t, len(codes)))
-    return np.asarray(gold_codes, dtype=np.int64), np.asarray(pred_codes, dtype=np.int64)
+        gold_codes.append(token_codes(toks, doc.spans, codes))
+        pred_codes.append(token_codes(toks, pred, codes))
+    empty = np.zeros(0, dtype=np.int64)
+    return (np.concatenate(gold_codes) if gold_codes else empty,
+            np.concatenate(pred_codes) if pred_codes else empty)
 
 
 def token_level(
@@ -169,17 +194,15 @@ def leakage_by_type(
     """Per gold PHI type: its tokens (``gold``), those predicted non-PHI (``leaked``) and their share
     (``leakage``). A token predicted as another PHI type is not leaked: it is concealed all the same."""
     _check_lengths(gold_docs, predicted_spans)
-    gold_count: Counter[str] = Counter()
-    leaked: Counter[str] = Counter()
-    for i, (doc, pred) in enumerate(zip(gold_docs, predicted_spans)):
-        toks = tokens[i] if tokens is not None else tokenize(doc.text)
-        for gold, predicted in zip(token_types(toks, doc.spans), token_types(toks, pred)):
-            if gold is not None:
-                gold_count[gold] += 1
-                leaked[gold] += predicted is None
+    codes: dict[str | None, int] = {None: 0}
+    gold, pred = _type_arrays(gold_docs, predicted_spans, tokens, codes)
+    kinds = {code: kind for kind, code in codes.items()}
+    gold_count = np.bincount(gold, minlength=len(codes))
+    leaked = np.bincount(gold[pred == 0], minlength=len(codes))
     return {
-        kind: {"gold": gold_count[kind], "leaked": leaked[kind], "leakage": leaked[kind] / gold_count[kind]}
-        for kind in sorted(gold_count)
+        kind: {"gold": int(gold_count[code]), "leaked": int(leaked[code]),
+               "leakage": int(leaked[code]) / int(gold_count[code])}
+        for kind, code in sorted(((kinds[c], c) for c in np.flatnonzero(gold_count).tolist() if c))
     }
 
 
@@ -222,9 +245,10 @@ def mcnemar_tokens(
     _check_lengths(gold_docs, predicted_b)
     if tokens is None:
         tokens = [tokenize(d.text) for d in gold_docs]
-    gold = _all_types(tokens, [d.spans for d in gold_docs])
-    right_a = np.array([g == a for g, a in zip(gold, _all_types(tokens, predicted_a))], dtype=bool)
-    right_b = np.array([g == b for g, b in zip(gold, _all_types(tokens, predicted_b))], dtype=bool)
+    codes: dict[str | None, int] = {None: 0}
+    gold, a = _type_arrays(gold_docs, predicted_a, tokens, codes)
+    _, b = _type_arrays(gold_docs, predicted_b, tokens, codes)
+    right_a, right_b = gold == a, gold == b
     both = int((right_a & right_b).sum())
     a_only = int((right_a & ~right_b).sum())
     b_only = int((~right_a & right_b).sum())
@@ -242,9 +266,3 @@ def mcnemar_tokens(
         "b_only": b_only,
         "neither": neither,
     }
-
-
-def _all_types(
-    tokens: Sequence[Sequence[Token]], spans_per_doc: Sequence[Sequence[Span]]
-) -> list[str | None]:
-    return [t for toks, spans in zip(tokens, spans_per_doc) for t in token_types(toks, spans)]

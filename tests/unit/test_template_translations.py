@@ -10,7 +10,7 @@ import pytest
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 #: Text that is the same in every language: the brand, symbols, acronyms and units.
-ALLOWED = {"deidloop", "API", "PHI", "UTC", "CSV", "JSON", "JSONL", "CoNLL", "brat", "i2b2", "XML", "AULC", "τ_main", "τ_alt", "F", "P", "R", "R²", "s", "F1", "κ", "α", "ms", "%", "×", "→", "←", "·", "…", "—", "–", "/", "|"}
+ALLOWED = {"deidloop", "API", "PHI", "UTC", "CSV", "JSON", "JSONL", "CoNLL", "brat", "i2b2", "XML", "AULC", "τ_main", "τ_alt", "F", "P", "R", "R²", "s", "F1", "κ", "α", "β", "ms", "%", "×", "→", "←", "·", "…", "—", "–", "/", "|"}
 
 _DROPPED = [
     re.compile(r"\{#.*?#\}", re.S),

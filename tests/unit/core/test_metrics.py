@@ -139,3 +139,23 @@ def test_entity_counts_agree_with_nervaluate_when_ends_are_inclusive():
     assert ours["entity_binary"]["f1"] == pytest.approx(reference["overall"]["exact"].f1)
     for label in labels:
         assert ours["per_type"][label]["f1"] == pytest.approx(reference["entities"][label]["strict"].f1)
+
+
+def test_token_codes_give_the_types_spans_to_bio_gives_overlaps_and_misaligned_spans_included():
+    from corpus.text import TokenOffsets
+
+    from learning.core.metrics import token_codes, token_types
+
+    rng = np.random.default_rng(5)
+    text = " ".join(f"w{i}" for i in range(60))
+    tokens = tokenize(text)
+    offsets = TokenOffsets(text, [t.start for t in tokens], [t.end for t in tokens])
+    for _ in range(200):
+        spans = []
+        for _ in range(int(rng.integers(0, 8))):
+            start = int(rng.integers(0, len(text) - 1))
+            spans.append(Span(start, int(rng.integers(start + 1, min(len(text), start + 25) + 1)),
+                              ["A", "B", "C"][int(rng.integers(3))]))
+        codes = {None: 0}
+        assert token_codes(tokens, spans, codes).tolist() == [codes[kind] for kind in token_types(tokens, spans)]
+        assert token_codes(offsets, spans, dict(codes)).tolist() == token_codes(tokens, spans, dict(codes)).tolist()
