@@ -117,16 +117,21 @@ def run_job(*, job_id: int) -> DeidJob | None:
 
     try:
         try:
-            get_folder(_input_name(job_id), staged)
-        except ArtifactMissing:
-            raise DeidError("the staged input is gone; send the text again") from None
-        get_store().delete(_result_name(job_id))
-        output.mkdir(mode=0o700)
-        source = _input_path(staged)
-        target = output / _output_name(job, source, staged)
-        report = deidentify_path(project=job.project, source=source, out=target, policy=job.policy,
-                                 recall_bias=job.recall_bias, user=job.created_by, progress=progress)
-        put_folder(_result_name(job_id), output)
+            try:
+                get_folder(_input_name(job_id), staged)
+            except ArtifactMissing:
+                raise DeidError("the staged input is gone; send the text again") from None
+            get_store().delete(_result_name(job_id))
+            output.mkdir(mode=0o700)
+            source = _input_path(staged)
+            target = output / _output_name(job, source, staged)
+            report = deidentify_path(project=job.project, source=source, out=target, policy=job.policy,
+                                     recall_bias=job.recall_bias, user=job.created_by, progress=progress)
+            put_folder(_result_name(job_id), output)
+        finally:
+            # The input and the working copies are gone before the job reads as ended, not just after.
+            get_store().delete(_input_name(job_id))
+            shutil.rmtree(scratch, ignore_errors=True)
     except (DeidError, UploadError) as error:
         _finish(job_id, status=DeidJob.Status.FAILED, error=str(error))
     except Exception:
@@ -135,9 +140,6 @@ def run_job(*, job_id: int) -> DeidJob | None:
         raise
     else:
         _finish(job_id, status=DeidJob.Status.DONE, report=report)
-    finally:
-        get_store().delete(_input_name(job_id))
-        shutil.rmtree(scratch, ignore_errors=True)
     return DeidJob.objects.get(pk=job_id)
 
 
