@@ -18,6 +18,10 @@ def default_tagger_config() -> dict:
     return {"kind": "crf", "params": {}}
 
 
+def default_deid_tagger() -> dict:
+    return {"kind": "loop"}
+
+
 class Project(models.Model):
     SCHEMA_CHOICES = [(name, name) for name in PRESETS] + [(CUSTOM, "custom")]
 
@@ -40,6 +44,11 @@ class Project(models.Model):
         default=False, help_text="spread each batch across stylometric clusters (when the project has them)"
     )
     recall_bias_beta = models.FloatField(null=True, blank=True)
+    deid_tagger = models.JSONField(
+        default=default_deid_tagger, blank=True,
+        help_text='the model that de-identifies new text: {"kind": "loop"} (the loop\'s current model) or '
+                  '{"kind": "ensemble", "params": {...}} (learning.models.DeidModel)',
+    )
     recall_bias_betas = models.JSONField(
         default=dict, blank=True,
         help_text="PHI type -> its own recall-bias β (0: none for that type); the others take recall_bias_beta",

@@ -199,3 +199,35 @@ class Clustering(models.Model):
 
     class Meta:
         ordering = ["project", "-created_at"]
+
+
+class DeidModel(models.Model):
+    """A tagger trained on all of a project's gold for de-identifying new text, beside the loop's model: the
+    ensemble of the CRF and the BiLSTM-CRF (``learning.core.taggers.ensemble``), too slow to retrain at every
+    batch but leaking less. The newest finished one is the project's."""
+
+    Status = RunStatus
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="deid_models")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    tagger_kind = models.CharField(max_length=32, default="ensemble")
+    tagger_params = models.JSONField(default=dict, blank=True)
+    gold_document_ids = models.JSONField(default=list, blank=True)
+    n_documents = models.PositiveIntegerField(default=0)
+    metrics = models.JSONField(default=dict, blank=True, help_text="on the evaluation documents")
+    choices = models.JSONField(default=dict, blank=True, help_text="the recall-bias thresholds, as a model version's")
+    artifact = models.CharField(max_length=500, blank=True)
+    train_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.project} de-identification model #{self.pk} ({self.status})"

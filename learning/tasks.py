@@ -1,5 +1,6 @@
 """Every Celery task of learning: retrain a project, score its pool in shards (a chord), publish, recover;
-fit a base model from zero beside the loop; run a simulation; compute stylometric clusters.
+fit a base model from zero beside the loop; run a simulation; compute stylometric clusters; train a de-identification
+model.
 
 Every task is idempotent: ``retrain`` claims the job in the database before working on it, and shard and
 publish tasks carry the attempt they belong to, so a message delivered twice, or one left over from an
@@ -26,7 +27,7 @@ from django.db import connections
 
 from annotator.selectors import submission_count
 from learning.services import cold_refit, jobs, retrain as services, workers
-from learning.models import Clustering, ModelVersion, RetrainJob
+from learning.models import Clustering, DeidModel, ModelVersion, RetrainJob
 from learning.selectors.loop import scored_so_far
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,29 @@ def cluster(clustering_id: int) -> str:
     if clustering is None:
         return "not claimed"
     return f"{clustering.status}: {clustering.k} clusters" if not clustering.error else f"failed: {clustering.error}"
+
+
+@shared_task(name="learning.deid_model")
+def train_deid_model(model_id: int) -> str:
+    """Train a queued de-identification model; a repeated message finds it claimed and does nothing."""
+    from learning.services.deid_model import run_deid_model
+
+    model = run_deid_model(model_id)
+    if model is None:
+        return "not claimed"
+    return f"failed: {model.error}" if model.error else f"{model.status} in {model.train_seconds or 0:.0f} s"
+
+
+def request_deid_model(*, project, user) -> tuple[DeidModel, bool]:
+    """A lead's de-identification model: queued and sent to the workers once committed, unless one is under way."""
+    from django.db import transaction
+
+    from learning.services.deid_model import request_deid_model as request
+
+    model, created = request(project=project, user=user)
+    if created:
+        transaction.on_commit(lambda: train_deid_model.delay(model.pk))
+    return model, created
 
 
 def enqueue_clustering(clustering: Clustering) -> None:

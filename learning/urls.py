@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/<int:project_id>/loop/", loop.loop, name="loop"),
     path("projects/<int:project_id>/loop/retrain/", loop.retrain_now, name="retrain"),
     path("projects/<int:project_id>/loop/parameters/", loop.loop_parameters, name="loop-parameters"),
+    path("projects/<int:project_id>/deid-model/", loop.deid_model_train, name="deid-model-train"),
     path("projects/<int:project_id>/dashboard/", dashboard.dashboard, name="dashboard"),
     path("projects/<int:project_id>/models/<int:version_id>/", dashboard.model_version, name="model-version"),
     path("projects/<int:project_id>/simulations/", dashboard.start_simulation, name="simulation-start"),

@@ -90,7 +90,7 @@ LOOP_SETTINGS = (
 
 #: De-identification settings a lead may change (the deid app's settings page); they apply to the next export
 #: or de-identification.
-DEID_SETTINGS = ("conceal_policy", "surrogate_scope", "age_bucket", "review_confidence")
+DEID_SETTINGS = ("conceal_policy", "surrogate_scope", "age_bucket", "review_confidence", "deid_tagger")
 
 
 def update_deid_settings(*, project: Project, user, changes: dict) -> dict:

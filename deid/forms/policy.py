@@ -1,4 +1,5 @@
-"""The de-identification settings of a project: one strategy per PHI label, and the surrogates' settings."""
+"""The de-identification settings of a project: the model that finds the PHI, one strategy per PHI label, and
+the surrogates' settings."""
 from __future__ import annotations
 
 from django import forms
@@ -18,7 +19,17 @@ STRATEGY_HELP = {
 PREFIX = "conceal__"
 
 
+MODEL_CHOICES = [
+    ("loop", _("the loop's current model")),
+    ("ensemble", _("the ensemble of the CRF and the BiLSTM-CRF, trained apart (below): fewer PHI missed")),
+]
+
+
 class PolicyForm(forms.Form):
+    deid_model = forms.ChoiceField(
+        label=_("Model that finds the PHI"), choices=MODEL_CHOICES,
+        help_text=_("for text de-identified with the model (page, API, command); exports of the gold need none"),
+    )
     surrogate_scope = forms.ChoiceField(
         label=_("Surrogate scope"), choices=[("document", _("per document")), ("project", _("per project"))],
         help_text=_("Pseudo: one surrogate per value within each document (documents cannot be linked), or within "
@@ -36,7 +47,8 @@ class PolicyForm(forms.Form):
     def __init__(self, project: Project, *args, **kwargs):
         self.project = project
         initial = {"surrogate_scope": project.surrogate_scope, "age_bucket": project.age_bucket,
-                   "review_confidence": project.review_confidence}
+                   "review_confidence": project.review_confidence,
+                   "deid_model": (project.deid_tagger or {}).get("kind", "loop")}
         strategies = project_strategies(project)
         self.defaults = default_strategies(project)
         for label, strategy in strategies.items():
@@ -53,6 +65,10 @@ class PolicyForm(forms.Form):
 
     def setting_fields(self):
         return [self[name] for name in ("surrogate_scope", "age_bucket", "review_confidence")]
+
+    def deid_tagger(self) -> dict:
+        """The project's ``deid_tagger`` with the model chosen (its other parameters kept)."""
+        return {**(self.project.deid_tagger or {}), "kind": self.cleaned_data["deid_model"]}
 
     def strategies(self) -> dict[str, str]:
         return {name.removeprefix(PREFIX): value for name, value in self.cleaned_data.items()

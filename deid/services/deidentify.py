@@ -38,7 +38,7 @@ from learning.core.artifacts import ArtifactRejected
 from learning.core.pre_annotation import complete_suggestions, pre_annotations
 from learning.core.recall_bias import BETAS, stored_thresholds, tune_recall_bias
 from learning.core.taggers.base import gold_tags
-from learning.selectors.models import current_tagger, recall_bias_of
+from learning.selectors.models import current_deid_tagger, current_tagger, recall_bias_of
 
 #: The input forms :func:`deidentify_path` reads (and writes back).
 INPUT_FORMS = ("txt", "folder", "brat", "jsonl")
@@ -82,10 +82,16 @@ class Deidentifier:
     """The project's current model and concealment settings, for one run over one or many texts."""
 
     def __init__(self, project: Project, *, policy: str = "project", recall_bias: float | None = None):
+        self.model_kind = (project.deid_tagger or {}).get("kind", "loop")
         try:
-            found = current_tagger(project)
+            found = current_deid_tagger(project) if self.model_kind == "ensemble" else current_tagger(project)
         except ArtifactRejected as error:
-            raise NoModelError(f"the current model's file was refused ({error}); retrain the model") from None
+            raise NoModelError(f"the model's file was refused ({error}); train the model again") from None
+        if found is None and self.model_kind == "ensemble":
+            raise NoModelError(
+                f"project {project.name!r} de-identifies with its ensemble model, and none has finished training: "
+                "train it on the De-identification settings page, or choose the loop's model there"
+            )
         if found is None:
             raise NoModelError(
                 f"project {project.name!r} has no trained model yet: annotate some records and retrain first"
@@ -156,11 +162,15 @@ class Deidentifier:
         self.to_review += review[:max(room, 0)]
         return Deidentified(name, result.text, found, result.report, review)
 
+    def _model(self) -> dict:
+        """Which model de-identified: the loop's model version, or the de-identification model."""
+        return {"deid_model": self.version.pk} if self.model_kind == "ensemble" else {"model_version": self.version.pk}
+
     def summary(self, **extra: Any) -> dict:
         """The run's report: counts per label and strategy, eponyms kept, fallbacks, spans to review."""
         return {
             "project": self.project.name, "policy": self.policy_name, "strategies": self.concealment.strategies(),
-            "model_version": self.version.pk, "recall_bias": self.recall_bias, "documents": self.documents,
+            **self._model(), "recall_bias": self.recall_bias, "documents": self.documents,
             **self.report.as_dict(),
             "review_confidence": self.review_confidence, "to_review_total": self.to_review_total,
             "to_review": self.to_review, **extra,
@@ -170,7 +180,7 @@ class Deidentifier:
         record_event(
             user=user, action=AuditEvent.Action.DEIDENTIFY, project=self.project, request=request,
             detail={"documents": self.documents, "policy": self.policy_name, "source": source,
-                    "model_version": self.version.pk,
+                    **self._model(),
                     "recall_bias": self.recall_bias.get("beta") if self.recall_bias else None},
         )
 

@@ -1,5 +1,6 @@
-"""The de-identification settings page, for the project's leads and admins: a strategy per PHI label and the
-surrogates' settings; every change is audited."""
+"""The de-identification settings page, for the project's leads and admins: the model that finds the PHI (and
+the state of the project's de-identification model), a strategy per PHI label and the surrogates' settings;
+every change is audited."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -11,6 +12,7 @@ from annotator.permissions import managed_project
 from annotator.services.projects import update_deid_settings
 from deid.forms.policy import PolicyForm
 from deid.services.policy import DeidError, clean_policy
+from learning.selectors.models import deid_model_state
 
 
 @require_http_methods(["GET", "POST"])
@@ -24,6 +26,7 @@ def policy_settings(request, project_id: int):
                 "surrogate_scope": form.cleaned_data["surrogate_scope"],
                 "age_bucket": form.cleaned_data["age_bucket"],
                 "review_confidence": form.cleaned_data["review_confidence"],
+                "deid_tagger": form.deid_tagger(),
             }
         except DeidError as error:
             form.add_error(None, str(error))
@@ -33,4 +36,5 @@ def policy_settings(request, project_id: int):
                              else gettext("Nothing changed."))
             return redirect("deid:policy", project_id=project.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "deid/policy.html", {"project": project, "form": form}, status=status)
+    return render(request, "deid/policy.html", {"project": project, "form": form, **deid_model_state(project)},
+                  status=status)

@@ -6,7 +6,7 @@ from typing import Any
 
 from annotator.models import Project
 from learning.core.recall_bias import stored_thresholds
-from learning.models import ModelVersion
+from learning.models import DeidModel, ModelVersion
 from learning.services import model_store
 from learning.services.model_store import load_model
 
@@ -26,7 +26,29 @@ def current_tagger(project: Project) -> tuple[ModelVersion, Any] | None:
     return version, load_model(version.artifact, project_id=project.pk)
 
 
-def recall_bias_of(version: ModelVersion) -> dict | None:
+def current_deid_model(project: Project) -> DeidModel | None:
+    """The project's newest finished de-identification model (None before the first)."""
+    return (DeidModel.objects.filter(project=project, status=DeidModel.Status.DONE).exclude(artifact="")
+            .order_by("-created_at", "-pk").first())
+
+
+def current_deid_tagger(project: Project) -> tuple[DeidModel, Any] | None:
+    """As :func:`current_tagger`, for the project's de-identification model."""
+    model = current_deid_model(project)
+    if model is None or not model_store.exists(model.artifact):
+        return None
+    return model, load_model(model.artifact, project_id=project.pk)
+
+
+def deid_model_state(project: Project) -> dict[str, Any]:
+    """For the settings page: the de-identification model in use (``deid_model``) and the newest one asked for,
+    when it is not that one (``deid_model_latest``: queued, training or failed)."""
+    current = current_deid_model(project)
+    latest = DeidModel.objects.filter(project=project).order_by("-created_at", "-pk").first()
+    return {"deid_model": current, "deid_model_latest": latest if latest != current else None}
+
+
+def recall_bias_of(version: ModelVersion | DeidModel) -> dict | None:
     """The recall bias the version was published with, as stored: its "beta" and either one pair ("tau_main",
     "tau_alt") or a pair per type ("thresholds", with the β of each type in "betas"); None without one."""
     bias = (version.choices or {}).get("recall_bias") or {}

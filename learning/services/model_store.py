@@ -1,11 +1,12 @@
 """Where trained models live: written signed, read only once verified, deleted with their model version.
 
-Two kinds of model, both signed with their project's key (:func:`artifact_key`) by ``learning.core.artifacts``:
+Three kinds of model, all signed with their project's key (:func:`artifact_key`) by ``learning.core.artifacts``:
 
 - a retrain job's model, one per attempt (``models/job-N-A.pickle``), which becomes a model version's artifact
   when the job publishes;
 - a project's *base*: a model fitted from zero beside the loop (``learning.services.cold_refit``), waiting for
-  the next retrain to continue from it (``models/project-N-base-TOKEN.pickle``).
+  the next retrain to continue from it (``models/project-N-base-TOKEN.pickle``);
+- a project's de-identification model (``learning.services.deid_model``: ``models/project-N-deid-M.pickle``).
 
 They are kept in the deployment's artifact store (``annotator.artifact_store``: files under ``DATA_DIR``, or
 PostgreSQL for workers on several hosts), under the names above, which model versions and jobs record. Saved
@@ -28,7 +29,7 @@ from learning.models import ModelVersion
 
 __all__ = [
     "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "load_model", "prune", "read",
-    "save_base", "save_job_model",
+    "save_base", "save_deid_model", "save_job_model",
 ]
 
 #: Saved models kept per project (the current one and the ones before it, for comparisons).
@@ -50,6 +51,11 @@ def save_job_model(job: Any, tagger: Any) -> str:
 def save_base(project_id: int, tagger: Any) -> str:
     """Store a model fitted from zero for the project's next retrain to continue from; its name."""
     return _save(f"{_base_prefix(project_id)}{secrets.token_hex(6)}.pickle", tagger, project_id)
+
+
+def save_deid_model(model: Any, tagger: Any) -> str:
+    """Store a de-identification model's trained tagger, signed; its name."""
+    return _save(f"models/project-{model.project_id}-deid-{model.pk}.pickle", tagger, model.project_id)
 
 
 def _save(name: str, tagger: Any, project_id: int) -> str:

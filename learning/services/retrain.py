@@ -106,12 +106,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
             "previous": current_pk, **mcnemar_tokens(evaluation, model.predicted, spans, model.eval_tokens)}
     if evaluation:
         tagger.evaluation_spans_ = {content_hash(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
-    recall_bias: dict[str, Any] = {}
-    if model.recall_bias is not None:
-        recall_bias = {"beta": project.recall_bias_beta, **model.recall_bias.to_json(),
-                       "tuned_on": "evaluation", "reported": f"cross-fitted over {CROSS_FIT_FOLDS} folds at most"}
-        if model.recall_bias_metrics is not None:
-            recall_bias["metrics"] = model.recall_bias_metrics
+    recall_bias = recall_bias_summary(project, model)
 
     strategy, strategy_note = project_strategy(project)
     artifact = model_store.save_job_model(job, tagger)
@@ -202,6 +197,18 @@ def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
         return "nothing", None
     previous.feature_cache = fresh.feature_cache
     return "current", previous
+
+
+def recall_bias_summary(project: Project, model) -> dict[str, Any]:
+    """What a model keeps of its recall bias (``{}`` without one): the project's β, the thresholds tuned on
+    the evaluation documents and the cross-fitted scores of the suggestions decoded with them."""
+    if model.recall_bias is None:
+        return {}
+    summary = {"beta": project.recall_bias_beta, **model.recall_bias.to_json(),
+               "tuned_on": "evaluation", "reported": f"cross-fitted over {CROSS_FIT_FOLDS} folds at most"}
+    if model.recall_bias_metrics is not None:
+        summary["metrics"] = model.recall_bias_metrics
+    return summary
 
 
 def _fit_summary(tagger: Any, continued: str, n_documents: int) -> dict[str, Any]:

@@ -8,12 +8,14 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotator.models import AuditEvent
 from annotator.permissions import managed_project
 from annotator.selectors import settings_history
+from annotator.services.audit import record_event
 from annotator.services.projects import update_settings
 from learning.forms.loop import LoopSettingsForm
 from learning.selectors.loop import loop_state
-from learning.tasks import request_lead_retrain
+from learning.tasks import request_deid_model, request_lead_retrain
 
 
 @require_http_methods(["GET", "POST"])
@@ -69,3 +71,19 @@ def retrain_now(request, project_id: int):
                                "settings and submissions are used.") % {"status": job.get_status_display().lower()})
     return redirect("learning:loop", project_id=project.pk)
 
+
+
+@require_POST
+def deid_model_train(request, project_id: int):
+    """A lead asks for the project's de-identification model (the ensemble); the settings page shows it."""
+    project = managed_project(request.user, project_id)
+    model, created = request_deid_model(project=project, user=request.user)
+    if created:
+        record_event(user=request.user, action=AuditEvent.Action.EDIT, project=project, obj=project,
+                     request=request, detail={"deid_model_requested": model.pk})
+        messages.success(request, gettext("The de-identification model is queued; a worker trains it (the "
+                                          "BiLSTM-CRF takes minutes). Reload this page to follow it."))
+    else:
+        messages.info(request, gettext("A de-identification model is already %(status)s.")
+                      % {"status": model.get_status_display().lower()})
+    return redirect("deid:policy", project_id=project.pk)

@@ -182,11 +182,12 @@ def test_the_settings_page_saves_the_policy_audits_it_and_the_export_follows_it(
     client.force_login(users["lead"])
     page = client.get(url).content.decode()
     assert "De-identification settings" in page and "FECHAS" in page
-    assert page.split('id="deid-policy"')[1].count("<select") == 30  # a strategy per label, and the scope
+    # A strategy per label, the scope, and the model that finds the PHI.
+    assert page.split('id="deid-policy"')[1].split("</form>")[0].count("<select") == 31
 
     form = {f"conceal__{label}": "pseudo" for label in project.labels}
     form.update({"conceal__FECHAS": "mask", "conceal__EDAD_SUJETO_ASISTENCIA": "keep",
-                 "surrogate_scope": "project", "age_bucket": "80", "review_confidence": "0.6"})
+                 "surrogate_scope": "project", "age_bucket": "80", "review_confidence": "0.6", "deid_model": "loop"})
     response = client.post(url, form)
     assert response.status_code == 302
     project.refresh_from_db()

@@ -1,0 +1,87 @@
+"""The de-identification model (the ensemble of the CRF and the BiLSTM-CRF): a lead asks for it on the
+de-identification settings page, a real Celery worker trains it on the project's gold, the page shows it, and
+text is de-identified with it once the project chooses it — and refused, saying why, before it exists."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.conf import settings as django_settings
+
+from annotator.models import AuditEvent
+from corpus.synthetic import generate_notes
+from deid.services.deidentify import NoModelError, deidentify_text
+from learning.models import DeidModel
+from learning.services.retrain import train_and_rank
+from tests.html_forms import form_values
+from tests.integration.celery_worker import Worker, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: A BiLSTM-CRF small enough to train in seconds on the test notes.
+TINY_FLAIR = {"hidden_size": 16, "word_dim": 8, "word_epochs": 2, "char_dim": 8, "char_hidden_size": 8,
+              "max_epochs": 4, "mini_batch_size": 8, "learning_rate": 0.02}
+
+
+@pytest.fixture
+def lead(client, users):
+    client.force_login(users["lead"])
+    return client
+
+
+def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, users, loop_project, settings, tmp_path,
+                                                                         monkeypatch):
+    project = loop_project
+    settings.DATA_DIR = tmp_path / "data"
+    train_and_rank(project=project)  # the loop's model: the default
+    project.recall_bias_beta = 4
+    project.deid_tagger = {"kind": "loop", "params": {"member_params": {"flair": TINY_FLAIR}}}
+    project.save()
+    url = f"/projects/{project.pk}/deid-settings/"
+    page = lead.get(url).content.decode()
+    assert 'id="deid-model-none"' in page and 'value="loop" selected' in page
+
+    # Chosen before it exists: de-identification says why and does nothing.
+    shown = form_values(page, "settings")
+    assert lead.post(url, {**shown, "deid_model": "ensemble"}).status_code == 302
+    project.refresh_from_db()
+    assert project.deid_tagger == {"kind": "ensemble", "params": {"member_params": {"flair": TINY_FLAIR}}}
+    with pytest.raises(NoModelError, match="none has finished training: train it on the De-identification"):
+        deidentify_text(project=project, text="Paciente Ana López, 45 años.", user=users["lead"])
+
+    monkeypatch.setenv("SECRET_KEY", django_settings.SECRET_KEY)
+    worker = Worker(queue=django_settings.CELERY_TASK_DEFAULT_QUEUE, data_dir=settings.DATA_DIR,
+                    log_path=tmp_path / "worker.log").start()
+    try:
+        assert lead.post(f"/projects/{project.pk}/deid-model/").status_code == 302
+        # Asked again while it is under way: the same one.
+        assert lead.post(f"/projects/{project.pk}/deid-model/").status_code == 302
+        assert DeidModel.objects.filter(project=project).count() == 1
+        model = wait_for(lambda: DeidModel.objects.filter(project=project, status__in=["done", "failed"]).first(),
+                         600, worker, "the de-identification model")
+    finally:
+        worker.stop()
+    assert model.status == "done", (model.error, worker.log())
+    assert model.tagger_kind == "ensemble" and model.n_documents == 10
+    assert model.tagger_params["member_params"]["flair"] == TINY_FLAIR
+    assert 0 < model.metrics["entity"]["f1"] <= 1 and model.train_seconds > 0
+    bias = model.choices["recall_bias"]
+    assert bias["beta"] == 4 and 0 < bias["tau_main"] < 1 and "metrics" in bias
+    assert AuditEvent.objects.filter(project=project, detail__deid_model_requested=model.pk).exists()
+
+    page = lead.get(url).content.decode()
+    table = re.search(r'id="deid-model-table">(.*?)</table>', page, re.S).group(1)
+    assert "10 gold records" in table and f"{model.metrics['entity']['f1']:.3f}" in table
+    assert "deid-model-latest" not in page
+
+    notes = generate_notes(3, seed=202)
+    result, report = deidentify_text(project=project, text=notes[0].text, user=users["lead"])
+    assert report["deid_model"] == model.pk and "model_version" not in report
+    names = [notes[0].text[s.start:s.end] for s in notes[0].spans if s.label == "NOMBRE_SUJETO_ASISTENCIA"]
+    assert names and not any(name in result.text for name in names if len(name) > 3)
+
+    # Back to the loop's model.
+    assert lead.post(url, {**form_values(page, "settings"), "deid_model": "loop"}).status_code == 302
+    project.refresh_from_db()
+    assert "model_version" in deidentify_text(project=project, text=notes[1].text, user=users["lead"])[1]
+
