@@ -26,14 +26,12 @@ import json  # noqa: E402
 import time  # noqa: E402
 
 from corpus.text import tokenize  # noqa: E402
-from leakage import decode_all, figures, ratio, shown_spans  # noqa: E402
+from leakage import decode_all, figures, ratio, shown_spans, tuning_split  # noqa: E402
 from learning.core.recall_bias import tune_recall_bias  # noqa: E402
 from learning.core.taggers.base import gold_tags  # noqa: E402
 from learning.core.taggers.crf import CRFTagger  # noqa: E402
 from learning.core.taggers.ensemble import average_marginals, union_labels  # noqa: E402
 from learning.core.taggers.flair_tagger import BiLSTMCRFTagger  # noqa: E402
-from learning.core.training import split_dev  # noqa: E402
-from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 
 def main() -> None:
@@ -46,12 +44,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the BiLSTM-CRF")
     parser.add_argument("--weights", default="1,0.7,0.5,0.3,0", help="the CRF's weight in each ensemble row")
     args = parser.parse_args()
-    train_all, dev = read_split("train", args.train_limit), read_split("dev")
-    if not train_all or not dev:
-        print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
-        return
     started = time.perf_counter()
-    train, tuning = split_dev(train_all, args.tune_fraction, args.seed)
+    split = tuning_split(args)
+    if split is None:
+        return
+    train, tuning, dev = split
 
     members, train_seconds, predict_seconds = {}, {}, {}
     for name, make in (("crf", lambda: CRFTagger()),

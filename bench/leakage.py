@@ -138,6 +138,17 @@ def lexicon_rows(tagger, tuning, dev, tokens, betas: list[float], cheap_beta: fl
     return rows, by_beta
 
 
+def tuning_split(args):
+    """(train, tuning, dev) of MEDDOCAN: ``--tune-fraction`` of train (drawn with ``--seed``) to tune thresholds
+    on, the rest to train on; None, having printed why, when MEDDOCAN is not there."""
+    train_all, dev = read_split("train", args.train_limit), read_split("dev")
+    if not train_all or not dev:
+        print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
+        return None
+    train, tuning = split_dev(train_all, args.tune_fraction, args.seed)
+    return train, tuning, dev
+
+
 def ratio(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
@@ -153,12 +164,11 @@ def main() -> None:
     parser.add_argument("--precision-floor", type=float, default=0.90)
     parser.add_argument("--cheap-beta", type=float, default=20.0)
     args = parser.parse_args()
-    train_all, dev = read_split("train", args.train_limit), read_split("dev")
-    if not train_all or not dev:
-        print(json.dumps({"skipped": f"MEDDOCAN not found under {MEDDOCAN_DIR}"}))
-        return
     started = time.perf_counter()
-    train, tuning = split_dev(train_all, args.tune_fraction, args.seed)
+    split = tuning_split(args)
+    if split is None:
+        return
+    train, tuning, dev = split
     t0 = time.perf_counter()
     tagger = CRFTagger(gold_lexicon=False).fit(train)
     train_s = time.perf_counter() - t0
