@@ -53,6 +53,8 @@ def deid_tagger(project: Project) -> tuple[str, dict[str, Any], Callable[[], Any
     factory = partial(EnsembleTagger, members=tuple(members), member_params=members,
                       weights=tuple(weights) if weights else None, **params)
     return "ensemble", {"member_params": members, "weights": weights, **params}, factory
+
+
 def request_deid_model(*, project: Project, user=None) -> tuple[DeidModel, bool]:
     """A queued de-identification model of ``project``, and whether it is new (False: one is queued or
     training already)."""

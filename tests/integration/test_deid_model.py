@@ -79,6 +79,9 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
     assert report["deid_model"] == model.pk and "model_version" not in report
     names = [notes[0].text[s.start:s.end] for s in notes[0].spans if s.label == "NOMBRE_SUJETO_ASISTENCIA"]
     assert names and not any(name in result.text for name in names if len(name) > 3)
+    shown = lead.post(f"/projects/{project.pk}/deidentify/", {"text": notes[2].text, "policy": "project"})
+    summary = re.search(r'id="deidentify-summary">(.*?)</p>', shown.content.decode(), re.S).group(1)
+    assert f"de-identification model #{model.pk}" in summary
 
     # Back to the loop's model.
     assert lead.post(url, {**form_values(page, "settings"), "deid_model": "loop"}).status_code == 302
