@@ -18,6 +18,8 @@ from learning.selectors.models import deid_model_state
 @require_http_methods(["GET", "POST"])
 def policy_settings(request, project_id: int):
     project = managed_project(request.user, project_id)
+    if request.htmx and request.method == "GET":  # the de-identification model's state, while one trains
+        return render(request, "deid/_deid_model.html", {"project": project, **deid_model_state(project)})
     form = PolicyForm(project, request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -82,7 +82,7 @@ def deid_model_train(request, project_id: int):
         record_event(user=request.user, action=AuditEvent.Action.EDIT, project=project, obj=project,
                      request=request, detail={"deid_model_requested": model.pk})
         messages.success(request, gettext("The de-identification model is queued; a worker trains it (the "
-                                          "BiLSTM-CRF takes minutes). Reload this page to follow it."))
+                                          "BiLSTM-CRF takes minutes) and this page follows it."))
     else:
         messages.info(request, gettext("A de-identification model is already %(status)s.")
                       % {"status": model.get_status_display().lower()})

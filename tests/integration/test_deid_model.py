@@ -57,6 +57,9 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
         # Asked again while it is under way: the same one.
         assert lead.post(f"/projects/{project.pk}/deid-model/").status_code == 302
         assert DeidModel.objects.filter(project=project).count() == 1
+        # The page follows it while it trains (the model takes seconds here, so it is still under way).
+        partial = lead.get(url, HTTP_HX_REQUEST="true").content.decode()
+        assert partial.startswith('<div id="deid-model-state" hx-get=') and 'hx-trigger="every 5s"' in partial
         model = wait_for(lambda: DeidModel.objects.filter(project=project, status__in=["done", "failed"]).first(),
                          600, worker, "the de-identification model")
     finally:
@@ -73,6 +76,8 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
     table = re.search(r'id="deid-model-table">(.*?)</table>', page, re.S).group(1)
     assert "10 gold records" in table and f"{model.metrics['entity']['f1']:.3f}" in table
     assert "deid-model-latest" not in page
+    partial = lead.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in partial and 'id="deid-model-table"' in partial
 
     notes = generate_notes(3, seed=202)
     result, report = deidentify_text(project=project, text=notes[0].text, user=users["lead"])
