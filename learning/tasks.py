@@ -208,13 +208,14 @@ def train_deid_model(model_id: int) -> str:
     return f"failed: {model.error}" if model.error else f"{model.status} in {model.train_seconds or 0:.0f} s"
 
 
-def request_deid_model(*, project, user) -> tuple[DeidModel, bool]:
-    """A lead's de-identification model: queued and sent to the workers once committed, unless one is under way."""
+def request_deid_model(*, project, user, request=None) -> tuple[DeidModel, bool]:
+    """A lead's de-identification model (page or API): queued and sent to the workers once committed, unless one
+    is under way."""
     from django.db import transaction
 
-    from learning.services.deid_model import request_deid_model as request
+    from learning.services.deid_model import request_deid_model as queue
 
-    model, created = request(project=project, user=user)
+    model, created = queue(project=project, user=user, request=request)
     if created:
         transaction.on_commit(lambda: train_deid_model.delay(model.pk))
     return model, created

@@ -20,6 +20,7 @@ urlpatterns = [
     path("projects/<int:project_id>/agreement/", agreement.agreement, name="agreement"),
     path("api/projects/<int:project_id>/loop/", loop_api.LoopStateView.as_view(), name="api-loop"),
     path("api/projects/<int:project_id>/retrain/", loop_api.RetrainView.as_view(), name="api-retrain"),
+    path("api/projects/<int:project_id>/deid-model/", loop_api.DeidModelView.as_view(), name="api-deid-model"),
     path("api/projects/<int:project_id>/retrains/<int:job_id>/", loop_api.RetrainJobView.as_view(), name="api-job"),
     path("api/projects/<int:project_id>/agreement/", agreement_api.AgreementView.as_view(), name="api-agreement"),
 ]

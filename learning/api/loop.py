@@ -1,4 +1,4 @@
-"""The loop over the REST API: its state, and a lead's "retrain now"."""
+"""The loop over the REST API: its state, a lead's "retrain now", and the project's de-identification model."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -9,7 +9,8 @@ from rest_framework.views import APIView
 from annotator.permissions import Can, managed_project, project_for
 from learning.models import ModelVersion, RetrainJob
 from learning.selectors.loop import job_progress, loop_state
-from learning.tasks import request_lead_retrain
+from learning.selectors.models import deid_model_state, deid_model_summary
+from learning.tasks import request_deid_model, request_lead_retrain
 
 
 def _model(version: ModelVersion | None) -> dict | None:
@@ -64,3 +65,20 @@ class RetrainJobView(APIView):
             return Response({"detail": "no such retrain"}, status=status.HTTP_404_NOT_FOUND)
         return Response({**job_progress(job), "reason": job.reason, "error": job.error,
                          "model_version": job.model_version_id})
+
+
+class DeidModelView(APIView):
+    """The project's de-identification model (leads and admins): the one in use and the newest asked for; POST
+    asks for a new one (202), or answers the one under way."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, project_id: int):
+        state = deid_model_state(managed_project(request.user, project_id))
+        return Response({"current": deid_model_summary(state["deid_model"]),
+                         "latest": deid_model_summary(state["deid_model_latest"])})
+
+    @extend_schema(request=None, responses={202: dict})
+    def post(self, request, project_id: int):
+        project = managed_project(request.user, project_id)
+        model, created = request_deid_model(project=project, user=request.user, request=request)
+        return Response({**deid_model_summary(model), "created": created}, status=status.HTTP_202_ACCEPTED)

@@ -48,6 +48,15 @@ def deid_model_state(project: Project) -> dict[str, Any]:
     return {"deid_model": current, "deid_model_latest": latest if latest != current else None}
 
 
+def deid_model_summary(model: DeidModel | None) -> dict | None:
+    """A de-identification model as the API shows it."""
+    if model is None:
+        return None
+    return {"id": model.pk, "status": model.status, "tagger": model.tagger_kind, "created_at": model.created_at,
+            "finished_at": model.finished_at, "documents": model.n_documents, "train_seconds": model.train_seconds,
+            "metrics": model.metrics, "choices": model.choices, "error": model.error}
+
+
 def recall_bias_of(version: ModelVersion | DeidModel) -> dict | None:
     """The recall bias the version was published with, as stored: its "beta" and either one pair ("tau_main",
     "tau_alt") or a pair per type ("thresholds", with the β of each type in "betas"); None without one."""

@@ -19,8 +19,9 @@ from typing import Any, Callable
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.models import Document, Project
+from annotator.models import AuditEvent, Document, Project
 from annotator.selectors import gold_documents
+from annotator.services.audit import record_event
 from learning.core.taggers.ensemble import EnsembleTagger
 from learning.core.training import CROSS_FIT, train_and_evaluate
 from learning.models import DeidModel
@@ -55,16 +56,20 @@ def deid_tagger(project: Project) -> tuple[str, dict[str, Any], Callable[[], Any
     return "ensemble", {"member_params": members, "weights": weights, **params}, factory
 
 
-def request_deid_model(*, project: Project, user=None) -> tuple[DeidModel, bool]:
+def request_deid_model(*, project: Project, user=None, request=None) -> tuple[DeidModel, bool]:
     """A queued de-identification model of ``project``, and whether it is new (False: one is queued or
-    training already)."""
+    training already); a new one is audited as the user's edit of the project."""
     active = DeidModel.objects.filter(
         project=project, status__in=[DeidModel.Status.QUEUED, DeidModel.Status.RUNNING],
         created_at__gte=timezone.now() - STALE_AFTER,
     ).order_by("-created_at").first()
     if active is not None:
         return active, False
-    return DeidModel.objects.create(project=project, requested_by=user), True
+    model = DeidModel.objects.create(project=project, requested_by=user)
+    record_event(user=user, action=AuditEvent.Action.EDIT, project=project, obj=project, request=request,
+                 detail={"deid_model_requested": model.pk})
+    return model, True
+
 
 
 def run_deid_model(model_id: int, *, seed: int = 0) -> DeidModel | None:

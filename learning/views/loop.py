@@ -8,10 +8,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.models import AuditEvent
 from annotator.permissions import managed_project
 from annotator.selectors import settings_history
-from annotator.services.audit import record_event
 from annotator.services.projects import update_settings
 from learning.forms.loop import LoopSettingsForm
 from learning.selectors.loop import loop_state
@@ -77,10 +75,8 @@ def retrain_now(request, project_id: int):
 def deid_model_train(request, project_id: int):
     """A lead asks for the project's de-identification model (the ensemble); the settings page shows it."""
     project = managed_project(request.user, project_id)
-    model, created = request_deid_model(project=project, user=request.user)
+    model, created = request_deid_model(project=project, user=request.user, request=request)
     if created:
-        record_event(user=request.user, action=AuditEvent.Action.EDIT, project=project, obj=project,
-                     request=request, detail={"deid_model_requested": model.pk})
         messages.success(request, gettext("The de-identification model is queued; a worker trains it (the "
                                           "BiLSTM-CRF takes minutes) and this page follows it."))
     else:

@@ -271,6 +271,10 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple]] = {
                                       "other": (403, 405, 405, 405, 405, 405)},
     ("learning:api-retrain", "POST"): {"own": (403, 404, 403, 403, 202, 202),
                                        "other": (403, 404, 404, 404, 404, 202)},
+    ("learning:api-deid-model", "GET"): {"own": (403, 404, 403, 403, 200, 200),
+                                         "other": (403, 404, 404, 404, 404, 200)},
+    ("learning:api-deid-model", "POST"): {"own": (403, 404, 403, 403, 202, 202),
+                                          "other": (403, 404, 404, 404, 404, 202)},
     ("learning:api-job", "GET"): {"own": (403, 404, 403, 403, 200, 200),
                                   "other": (403, 404, 404, 404, 404, 200)},
     # --- the admin site: one group for every admin:* pattern (see the module's docstring) --------------------

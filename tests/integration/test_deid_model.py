@@ -30,7 +30,7 @@ def lead(client, users):
 
 
 def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, users, loop_project, settings, tmp_path,
-                                                                         monkeypatch):
+                                                                         monkeypatch, api_as):
     project = loop_project
     settings.DATA_DIR = tmp_path / "data"
     train_and_rank(project=project)  # the loop's model: the default
@@ -54,9 +54,11 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
                     log_path=tmp_path / "worker.log").start()
     try:
         assert lead.post(f"/projects/{project.pk}/deid-model/").status_code == 302
-        # Asked again while it is under way: the same one.
-        assert lead.post(f"/projects/{project.pk}/deid-model/").status_code == 302
+        # Asked again while it is under way (here through the API): the same one.
+        again = api_as(users["lead"]).post(f"/api/projects/{project.pk}/deid-model/")
+        assert again.status_code == 202 and again.json()["created"] is False
         assert DeidModel.objects.filter(project=project).count() == 1
+        assert again.json()["id"] == DeidModel.objects.get(project=project).pk
         # The page follows it while it trains (the model takes seconds here, so it is still under way).
         partial = lead.get(url, HTTP_HX_REQUEST="true").content.decode()
         assert partial.startswith('<div id="deid-model-state" hx-get=') and 'hx-trigger="every 5s"' in partial
@@ -71,6 +73,11 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
     bias = model.choices["recall_bias"]
     assert bias["beta"] == 4 and 0 < bias["tau_main"] < 1 and "metrics" in bias
     assert AuditEvent.objects.filter(project=project, detail__deid_model_requested=model.pk).exists()
+
+    api = api_as(users["lead"])
+    state = api.get(f"/api/projects/{project.pk}/deid-model/").json()
+    assert state["current"]["id"] == model.pk and state["current"]["status"] == "done" and state["latest"] is None
+    assert state["current"]["metrics"]["entity"] == model.metrics["entity"]
 
     page = lead.get(url).content.decode()
     table = re.search(r'id="deid-model-table">(.*?)</table>', page, re.S).group(1)
