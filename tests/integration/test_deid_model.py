@@ -3,10 +3,12 @@ de-identification settings page, a real Celery worker trains it on the project's
 text is de-identified with it once the project chooses it — and refused, saying why, before it exists."""
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.management import CommandError, call_command
 
 from annotator.models import AuditEvent
 from corpus.synthetic import generate_notes
@@ -100,3 +102,20 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
     project.refresh_from_db()
     assert "model_version" in deidentify_text(project=project, text=notes[1].text, user=users["lead"])[1]
 
+
+
+def test_the_command_trains_it_here(loop_project, settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+    loop_project.deid_tagger = {"kind": "ensemble", "params": {"member_params": {"flair": TINY_FLAIR}}}
+    loop_project.save()
+    out = io.StringIO()
+    call_command("train_deid_model", project=loop_project.name, stdout=out)
+    model = DeidModel.objects.get(project=loop_project)
+    assert model.status == "done" and model.n_documents == 10
+    assert out.getvalue().startswith(f"A: de-identification model #{model.pk} trained on 10 records in ")
+    assert "entity F1" in out.getvalue() and "choose it" not in out.getvalue()
+    DeidModel.objects.filter(pk=model.pk).update(status="running")
+    with pytest.raises(CommandError, match="already running"):
+        call_command("train_deid_model", project=loop_project.name)
+    with pytest.raises(CommandError, match="no project named 'Z'"):
+        call_command("train_deid_model", project="Z")
