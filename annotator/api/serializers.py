@@ -14,7 +14,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "language", "schema_preset", "labels", "allow_overlap", "tagger",
             "strategy", "strategy_params", "batch_size", "self_training", "recall_bias_beta", "recall_bias_betas",
-            "annotators_per_document", "adjudication", "awaiting_adjudication", "control_rate", "created_at",
+            "deid_tagger", "annotators_per_document", "adjudication", "awaiting_adjudication", "control_rate",
+            "created_at",
         ]
         read_only_fields = ["id", "created_at"]
 
