@@ -8,10 +8,10 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Iterable, Sequence
 
-from corpus.text import Token
+from corpus.text import Token, TokenOffsets
 from corpus.types import Span
 
-__all__ = ["OUTSIDE", "spans_to_bio", "bio_to_spans", "label_of", "bio_labels"]
+__all__ = ["OUTSIDE", "spans_to_bio", "token_runs", "bio_to_spans", "label_of", "bio_labels"]
 
 OUTSIDE = "O"
 
@@ -31,20 +31,22 @@ def bio_labels(types: Iterable[str]) -> list[str]:
     return out
 
 
-def spans_to_bio(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[str], int]:
-    """BIO tags for ``tokens`` and the number of spans not aligned to token boundaries.
+def token_runs(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[tuple[int, int, str]], int]:
+    """The tokens each span tags, as ``(first, end, label)`` runs (``end`` exclusive) in position order, and the
+    number of spans not aligned to token boundaries.
 
-    A misaligned span is still tagged, on every token it overlaps (its first overlapping token gets
-    ``B-``), so a span that cuts a token in the middle claims the whole token; it is counted so callers can
-    report how much the tokenization distorts the gold standard.  A span that overlaps no token (only
-    whitespace) tags nothing and is counted as misaligned.  Where gold spans overlap, spans are applied in
-    position order: a span whose first token is already tagged is dropped, and otherwise a token keeps
-    the first tag it receives.
-    """
-    tags = [OUTSIDE] * len(tokens)
-    starts = [t.start for t in tokens]
-    ends = [t.end for t in tokens]
+    A misaligned span still tags every token it overlaps, so a span that cuts a token in the middle claims the
+    whole token; a span that overlaps no token (only whitespace) tags nothing. Where spans overlap, they are
+    taken in position order and a span whose first token an earlier one tags is dropped. Runs therefore never
+    overlap: first tokens only grow in position order, so a span whose first token is free finds all its
+    tokens free."""
+    if isinstance(tokens, TokenOffsets):
+        starts, ends = tokens.starts, tokens.ends
+    else:
+        starts, ends = [t.start for t in tokens], [t.end for t in tokens]
+    runs: list[tuple[int, int, str]] = []
     misaligned = 0
+    covered = 0  # the token after the last one tagged so far
     for span in sorted(spans):
         # Tokens overlapping [span.start, span.end): token.end > span.start and token.start < span.end.
         first = bisect_right(ends, span.start)
@@ -54,14 +56,22 @@ def spans_to_bio(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[s
             continue
         if starts[first] != span.start or ends[last - 1] != span.end:
             misaligned += 1
-        if tags[first] != OUTSIDE:
-            # Overlapping gold spans: keep the earlier span's tags.
-            continue
-        tags[first] = f"B-{span.label}"
-        inside = f"I-{span.label}"
-        for i in range(first + 1, last):
-            if tags[i] == OUTSIDE:
-                tags[i] = inside
+        if first < covered:
+            continue  # overlapping gold spans: the earlier span keeps its tokens
+        runs.append((first, last, span.label))
+        covered = last
+    return runs, misaligned
+
+
+def spans_to_bio(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[str], int]:
+    """BIO tags for ``tokens`` and the number of spans not aligned to token boundaries (:func:`token_runs`:
+    the first token of a span gets ``B-``, the others ``I-``), so callers can report how much the tokenization
+    distorts the gold standard."""
+    runs, misaligned = token_runs(tokens, spans)
+    tags = [OUTSIDE] * len(tokens)
+    for first, last, label in runs:
+        tags[first] = f"B-{label}"
+        tags[first + 1:last] = [f"I-{label}"] * (last - first - 1)
     return tags, misaligned
 
 

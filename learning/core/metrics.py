@@ -23,14 +23,13 @@ the tests check. McNemar's test comes from statsmodels.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Any, Sequence
 
 import numpy as np
 
-from corpus.bio import label_of, spans_to_bio
-from corpus.text import Token, TokenOffsets, tokenize
+from corpus.bio import label_of, spans_to_bio, token_runs
+from corpus.text import Token, tokenize
 from corpus.types import Document, Span
 
 __all__ = [
@@ -120,23 +119,24 @@ def token_types(tokens: Sequence[Token], spans: Sequence[Span]) -> list[str | No
 
 
 def token_codes(tokens: Sequence[Token], spans: Sequence[Span], codes: dict[str | None, int]) -> np.ndarray:
-    """The code of every token's PHI type, as :func:`token_types` assigns the type: ``codes`` maps a type to
-    its code (``None``, non-PHI, to 0) and gets the code of each new type. A span's tokens are those it
-    overlaps; where spans overlap, the first in position order keeps its tokens and a span whose first token
-    is taken is dropped (:func:`corpus.bio.spans_to_bio`'s rules, on whole arrays)."""
-    if isinstance(tokens, TokenOffsets):
-        starts, ends = tokens.starts, tokens.ends
-    else:
-        starts, ends = [t.start for t in tokens], [t.end for t in tokens]
-    out = np.zeros(len(starts), dtype=np.int64)
-    for span in sorted(spans):
-        first = bisect_right(ends, span.start)
-        last = bisect_left(starts, span.end)  # exclusive
-        if first >= last or out[first]:
-            continue
-        segment = out[first:last]
-        segment[segment == 0] = codes.setdefault(span.label, len(codes))
+    """The code of every token's PHI type, as :func:`token_types` assigns the type (the runs of
+    :func:`corpus.bio.token_runs`): ``codes`` maps a type to its code (``None``, non-PHI, to 0) and gets the
+    code of each new type."""
+    out = np.zeros(len(tokens), dtype=np.int64)
+    for first, last, label in token_runs(tokens, spans)[0]:
+        out[first:last] = codes.setdefault(label, len(codes))
     return out
+
+
+def _tokens(gold_docs: Sequence[Document], tokens: Sequence[Sequence[Token]] | None) -> Sequence[Sequence[Token]]:
+    return tokens if tokens is not None else [tokenize(doc.text) for doc in gold_docs]
+
+
+def _codes(tokens: Sequence[Sequence[Token]], spans_per_doc: Sequence[Sequence[Span]],
+           codes: dict[str | None, int]) -> np.ndarray:
+    """The type codes of every token of every document, laid back to back (``codes`` gets the new types)."""
+    parts = [token_codes(toks, spans, codes) for toks, spans in zip(tokens, spans_per_doc)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _type_arrays(
@@ -148,15 +148,8 @@ def _type_arrays(
     """Gold and predicted type codes of every token of every document (0 = non-PHI; ``codes`` gets the
     others)."""
     codes = {None: 0} if codes is None else codes
-    gold_codes: list[np.ndarray] = []
-    pred_codes: list[np.ndarray] = []
-    for i, (doc, pred) in enumerate(zip(gold_docs, predicted_spans)):
-        toks = tokens[i] if tokens is not None else tokenize(doc.text)
-        gold_codes.append(token_codes(toks, doc.spans, codes))
-        pred_codes.append(token_codes(toks, pred, codes))
-    empty = np.zeros(0, dtype=np.int64)
-    return (np.concatenate(gold_codes) if gold_codes else empty,
-            np.concatenate(pred_codes) if pred_codes else empty)
+    tokens = _tokens(gold_docs, tokens)
+    return _codes(tokens, [doc.spans for doc in gold_docs], codes), _codes(tokens, predicted_spans, codes)
 
 
 def token_level(
@@ -243,12 +236,10 @@ def mcnemar_tokens(
 
     _check_lengths(gold_docs, predicted_a)
     _check_lengths(gold_docs, predicted_b)
-    if tokens is None:
-        tokens = [tokenize(d.text) for d in gold_docs]
+    tokens = _tokens(gold_docs, tokens)
     codes: dict[str | None, int] = {None: 0}
     gold, a = _type_arrays(gold_docs, predicted_a, tokens, codes)
-    _, b = _type_arrays(gold_docs, predicted_b, tokens, codes)
-    right_a, right_b = gold == a, gold == b
+    right_a, right_b = gold == a, gold == _codes(tokens, predicted_b, codes)
     both = int((right_a & right_b).sum())
     a_only = int((right_a & ~right_b).sum())
     b_only = int((~right_a & right_b).sum())
