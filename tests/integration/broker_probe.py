@@ -13,7 +13,13 @@ from celery import shared_task
 @shared_task(name="tests.broker_probe.hold")
 def hold(started: str, release: str, seconds: float = 120.0) -> int:
     """Write ``started``, then wait (at most ``seconds``) until ``release`` exists: with late acks the
-    message stays unacknowledged all that time. Returns the worker's pid (the pool process's parent)."""
+    message stays unacknowledged all that time. Returns the worker's pid (the pool process's parent).
+
+    A copy that finds ``started`` written is the message redelivered after the broker came back (Celery gives
+    back the unacknowledged messages of a lost connection): it returns at once, rather than hold a second pool
+    process while the first copy still holds the first."""
+    if Path(started).exists():
+        return os.getppid()
     Path(started).write_text(str(os.getpid()))
     deadline = time.monotonic() + seconds
     while not Path(release).exists() and time.monotonic() < deadline:
