@@ -157,7 +157,7 @@ class Document(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "content_hash"], name="one_copy_of_a_text_per_project"),
         ]
-        indexes = [models.Index(fields=["project", "role", "status"])]
+        indexes = [models.Index(fields=["project", "role", "status"]), models.Index(fields=["content_hash"])]
 
     def __str__(self) -> str:
         return self.external_id

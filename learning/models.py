@@ -231,3 +231,15 @@ class DeidModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project} de-identification model #{self.pk} ({self.status})"
+
+
+class StoredFeatures(models.Model):
+    """A document's token features as every worker process and host reads them
+    (``learning.services.feature_store``): tokenized and featurized once, by the first process that needed
+    them, and deleted with the document. ``content_hash`` is the document's, so that documents of the same
+    text (in other projects) are read from any of them."""
+
+    document = models.OneToOneField("annotator.Document", on_delete=models.CASCADE, primary_key=True,
+                                    related_name="+")
+    content_hash = models.CharField(max_length=64, db_index=True)
+    data = models.BinaryField()

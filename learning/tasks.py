@@ -26,7 +26,7 @@ from celery.signals import task_received, worker_init, worker_ready, worker_shut
 from django.db import connections
 
 from annotator.selectors import submission_count
-from learning.services import cold_refit, jobs, retrain as services, workers
+from learning.services import cold_refit, feature_store, jobs, retrain as services, workers
 from learning.models import Clustering, DeidModel, ModelVersion, RetrainJob
 from learning.selectors.loop import scored_so_far
 
@@ -268,6 +268,13 @@ def _end_dead_attempts_on_start(sender=None, **kwargs) -> None:
         log.warning("could not check for retrain jobs of dead workers at start: %s", error)
     finally:
         connections.close_all()  # the pool forks its processes from this one: no connection may be shared
+
+
+@worker_init.connect
+def _share_features(sender=None, **kwargs) -> None:
+    """Every pool process of this worker reads and writes records' features through the database, so that
+    a fresh process (or another host) need not featurize what another already did (``feature_store``)."""
+    feature_store.share_features()
 
 
 _heartbeat: workers.Heartbeat | None = None

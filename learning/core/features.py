@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
+import zlib
 from bisect import bisect_right
 from collections import OrderedDict
 from itertools import chain
 from dataclasses import dataclass
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +47,7 @@ __all__ = [
     "FeatureExtractor",
     "FeatureCache",
     "CompactFeatures",
+    "SharedFeatures",
     "get_extractor",
     "word_shape",
     "short_shape",
@@ -388,6 +391,10 @@ _BOUNDARY = ("<s>", "</s>")
 # then at +1 and +2; and the pseudo-forms standing for the sentence's begin and end.
 _ROLES = ("own", "-1", "-2", "+1", "+2")
 _BEGIN, _END = 0, 1
+# The shared form's header (FeatureExtractor.portable): a mark of the features' version, then the counts of
+# tokens, sentences, distinct forms, context attribute ids, distinct context attributes and their characters.
+_PORTABLE_HEADER = struct.Struct("<I6I")
+_PORTABLE_MAGIC = zlib.crc32(FEATURES_VERSION.encode())
 
 
 class FeatureExtractor:
@@ -507,27 +514,86 @@ class FeatureExtractor:
         form_id = self._form_id
         forms = np.fromiter((form_id(t.text) for t in tokens), dtype=np.int32, count=n)
         context = self._line_context(text, tokens)
-        # Bigrams are interned sentence by sentence, in order; a sentence of k tokens has k + 1 of them, with
-        # "<s>" and "</s>". Token t of a sentence sees the bigram ending at it ("b-") and the one starting at it
-        # ("b+").
-        lower = self._form_lower.view()[forms].tolist()
-        get, new = self._bigrams.get, self._bigram_ids
-        pairs: list[tuple[int, int]] = []
-        for a, b in sentences:
-            chain_ = [0] + lower[a:b] + [1]
-            pairs.extend(get(p) or new(p) for p in zip(chain_, chain_[1:]))
-        pair_ids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * len(pairs)).reshape(-1, 2)
-        lengths = np.fromiter((b - a for a, b in sentences), dtype=np.int64, count=len(sentences))
-        first = np.fromiter((a for a, _ in sentences), dtype=np.int64, count=len(sentences))
-        at = np.arange(n)
-        pair_start = np.repeat(np.cumsum(lengths + 1) - (lengths + 1) - first, lengths) + at
+        bounds = np.array(sentences, dtype=np.int32).reshape(-1, 2)
+        left, right = self._bigram_columns(forms, bounds)
         offsets = np.fromiter(chain.from_iterable((t.start, t.end) for t in tokens), dtype=np.int32, count=2 * n)
         return CompactFeatures(
-            offsets=offsets.reshape(n, 2), sentences=np.stack([first, first + lengths], axis=1).astype(np.int32),
-            forms=forms, left=pair_ids[pair_start, 0], right=pair_ids[pair_start + 1, 1],
+            offsets=offsets.reshape(n, 2), sentences=bounds, forms=forms, left=left, right=right,
             context_lengths=np.fromiter(map(len, context), dtype=np.uint8, count=n),
             context=np.fromiter(chain.from_iterable(context), dtype=np.int32),
         )
+
+    def _bigram_columns(self, forms: np.ndarray, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of the "b-" and "b+" bigram attributes of each token. Bigrams are interned sentence by
+        sentence, in order; a sentence of k tokens has k + 1 of them, with "<s>" and "</s>". Token t of a
+        sentence sees the bigram ending at it ("b-") and the one starting at it ("b+")."""
+        lower = self._form_lower.view()[forms].tolist()
+        get, new = self._bigrams.get, self._bigram_ids
+        pairs: list[tuple[int, int]] = []
+        for a, b in sentences.tolist():
+            chain_ = [0] + lower[a:b] + [1]
+            pairs.extend(get(p) or new(p) for p in zip(chain_, chain_[1:]))
+        pair_ids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * len(pairs)).reshape(-1, 2)
+        first = sentences[:, 0].astype(np.int64)
+        lengths = sentences[:, 1].astype(np.int64) - first
+        pair_start = np.repeat(np.cumsum(lengths + 1) - (lengths + 1) - first, lengths) + np.arange(forms.shape[0])
+        return pair_ids[pair_start, 0], pair_ids[pair_start + 1, 1]
+
+    # The shared form ------------------------------------------------------------------------------------
+    def portable(self, compact: "CompactFeatures") -> bytes:
+        """``compact`` as bytes that any extractor, in any process, reads back (:meth:`from_portable`): its
+        forms and line-context attributes numbered within the document rather than by this extractor — a
+        form by the first token that has it, an attribute by its string — and the bigrams left out (they
+        follow from the forms)."""
+        distinct_forms, form_first, local_forms = np.unique(compact.forms, return_index=True, return_inverse=True)
+        distinct_context, local_context = np.unique(compact.context, return_inverse=True)
+        strings = [self.vocabulary.strings[i] for i in distinct_context.tolist()]
+        chars = "".join(strings).encode("utf-8")
+        arrays = (
+            compact.offsets.astype(np.int32), compact.sentences.astype(np.int32), local_forms.astype(np.int32),
+            form_first.astype(np.int32), compact.context_lengths.astype(np.uint8), local_context.astype(np.int32),
+            np.fromiter(map(len, strings), dtype=np.int32, count=len(strings)),
+        )
+        header = _PORTABLE_HEADER.pack(
+            _PORTABLE_MAGIC, compact.n_tokens, compact.sentences.shape[0], distinct_forms.shape[0],
+            compact.context.shape[0], len(strings), len(chars),
+        )
+        return zlib.compress(header + b"".join(a.tobytes() for a in arrays) + chars, 1)
+
+    def from_portable(self, text: str, blob: bytes) -> "CompactFeatures":
+        """The :class:`CompactFeatures` of ``text`` from :meth:`portable`'s bytes, in this extractor's ids.
+        Raises ValueError for bytes of another layout (older features) or of another text."""
+        try:
+            data = zlib.decompress(blob)
+            magic, n, n_sentences, n_forms, n_context, n_strings, n_chars = _PORTABLE_HEADER.unpack_from(data)
+        except (zlib.error, struct.error) as error:
+            raise ValueError(f"not stored features: {error}") from None
+        if magic != _PORTABLE_MAGIC:
+            raise ValueError("stored features of another layout")
+        shapes = ((np.int32, 2 * n), (np.int32, 2 * n_sentences), (np.int32, n), (np.int32, n_forms),
+                  (np.uint8, n), (np.int32, n_context), (np.int32, n_strings))
+        if len(data) != _PORTABLE_HEADER.size + sum(np.dtype(t).itemsize * k for t, k in shapes) + n_chars:
+            raise ValueError("stored features of the wrong size")
+        arrays, at = [], _PORTABLE_HEADER.size
+        for dtype, count in shapes:
+            arrays.append(np.frombuffer(data, dtype=dtype, count=count, offset=at))
+            at += np.dtype(dtype).itemsize * count
+        offsets, sentences, local_forms, form_first, context_lengths, local_context, string_lengths = arrays
+        offsets, sentences = offsets.reshape(n, 2), sentences.reshape(n_sentences, 2)
+        if n and int(offsets[-1, 1]) > len(text):
+            raise ValueError("stored features of another text")
+        chars = data[at:].decode("utf-8")
+        ends = np.cumsum(string_lengths).tolist()
+        intern = self.vocabulary.intern
+        context_ids = np.fromiter((intern(chars[e - k:e]) for k, e in zip(string_lengths.tolist(), ends)),
+                                  dtype=np.int32, count=n_strings)
+        form_id = self._form_id
+        firsts = offsets[form_first].tolist()
+        form_ids = np.fromiter((form_id(text[a:b]) for a, b in firsts), dtype=np.int32, count=n_forms)
+        forms = form_ids[local_forms]
+        left, right = self._bigram_columns(forms, sentences)
+        return CompactFeatures(offsets=offsets, sentences=sentences, forms=forms, left=left, right=right,
+                               context_lengths=context_lengths, context=context_ids[local_context])
 
     def assemble(self, text: str, compact: "CompactFeatures", tokens: list[Token] | None = None) -> DocumentFeatures:
         """The :class:`DocumentFeatures` of ``text`` from its compact form, made by this extractor; its tokens
@@ -620,6 +686,17 @@ def get_extractor(gazetteers: Mapping[str, Collection[str]] | None = None) -> Fe
     return extractor
 
 
+class SharedFeatures(Protocol):
+    """Where every process reads and writes documents' features in :meth:`FeatureExtractor.portable` form, so
+    that a document is tokenized and featurized once, whichever worker process or host needs it first."""
+
+    def get_many(self, texts: Sequence[str]) -> list[bytes | None]:
+        """The stored bytes of each text, None where there are none."""
+
+    def put_many(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store (text, bytes) pairs; one already stored is replaced."""
+
+
 class FeatureCache:
     """Cache of extracted documents, bounded by their total number of tokens, in two segments.
 
@@ -633,14 +710,20 @@ class FeatureCache:
     whole, as the steps of one scoring (marginals, then tokens for the suggestions) ask for them again. Keys
     are the extractor's configuration key and a hash of the text, so an identical text (a document scored
     again after a retrain, a re-imported duplicate) is featurized once.
+
+    With a ``shared`` store, what this process does not hold is read from the store, and what is in neither
+    is extracted here and written to it: a process that has featurized nothing yet (a new worker, another
+    host) reads a document's tokens, sentences, forms and line context instead of computing them again.
     """
 
     def __init__(
         self, max_tokens: int = 6_000_000, max_kept_tokens: int = 2_000_000, max_recent_tokens: int = 300_000,
+        shared: SharedFeatures | None = None,
     ) -> None:
         self.max_tokens = max_tokens
         self.max_kept_tokens = max_kept_tokens
         self.max_recent_tokens = max_recent_tokens
+        self.shared = shared
         self._recent: OrderedDict[tuple[str, str], DocumentFeatures] = OrderedDict()
         self._recent_tokens = 0
         self._items: OrderedDict[tuple[str, str], tuple[FeatureVocabulary, CompactFeatures]] = OrderedDict()
@@ -649,6 +732,7 @@ class FeatureCache:
         self._kept_tokens = 0
         self.hits = 0
         self.misses = 0
+        self.shared_hits = 0
 
     def __len__(self) -> int:
         return len(self._items) + len(self._kept)
@@ -658,7 +742,49 @@ class FeatureCache:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
     def get(self, extractor: FeatureExtractor, text: str, *, keep: bool = False) -> DocumentFeatures:
-        key = (extractor.key, self.text_key(text))
+        return self.get_many(extractor, [text], keep=keep)[0]
+
+    def get_many(
+        self, extractor: FeatureExtractor, texts: Sequence[str], *, keep: bool = False,
+    ) -> list[DocumentFeatures]:
+        """The features of each text (see :meth:`get`), what this process lacks asked of the shared store at once."""
+        keys = [(extractor.key, self.text_key(text)) for text in texts]
+        found = self._from_shared(extractor, texts, keys) if self.shared is not None else {}
+        return [self._get(extractor, text, key, keep, found.get(key)) for text, key in zip(texts, keys)]
+
+    def _holds(self, extractor: FeatureExtractor, key: tuple[str, str]) -> bool:
+        kept, item = self._kept.get(key), self._items.get(key)
+        return ((kept is not None and kept[0].vocabulary is extractor.vocabulary)
+                or (item is not None and item[0] is extractor.vocabulary))
+
+    def _from_shared(
+        self, extractor: FeatureExtractor, texts: Sequence[str], keys: Sequence[tuple[str, str]],
+    ) -> dict[tuple[str, str], CompactFeatures]:
+        """The compact features of the texts this process does not hold: read from the shared store, or
+        extracted here (those it lacks, or holds in another layout) and written to it."""
+        wanted = {key: text for text, key in zip(texts, keys) if not self._holds(extractor, key)}
+        if not wanted:
+            return {}
+        found: dict[tuple[str, str], CompactFeatures] = {}
+        extracted: list[tuple[str, bytes]] = []
+        for (key, text), blob in zip(wanted.items(), self.shared.get_many(list(wanted.values()))):
+            if blob is not None:
+                try:
+                    found[key] = extractor.from_portable(text, blob)
+                    self.shared_hits += 1
+                    continue
+                except ValueError:
+                    pass  # written by older features: extracted again and replaced
+            found[key] = extractor.compact(text)
+            extracted.append((text, extractor.portable(found[key])))
+        if extracted:
+            self.shared.put_many(extracted)
+        return found
+
+    def _get(
+        self, extractor: FeatureExtractor, text: str, key: tuple[str, str], keep: bool,
+        compact: CompactFeatures | None,
+    ) -> DocumentFeatures:
         kept = self._kept.get(key)
         if kept is not None and kept[0].vocabulary is extractor.vocabulary:
             self._kept.move_to_end(key)
@@ -671,6 +797,9 @@ class FeatureCache:
             feats = self._recent.get(key)
             if feats is None or feats.vocabulary is not extractor.vocabulary:
                 feats = extractor.assemble(text, compact)
+        elif compact is not None:  # from the shared store, or extracted for it
+            self.misses += 1
+            feats = extractor.assemble(text, compact)
         else:
             self.misses += 1
             tokens = tokenize(text)

@@ -16,7 +16,7 @@ from annotator.models import Document, PoolScore, Ranking
 from annotator.services.imports import import_documents
 from annotator.services.notify import project_group
 from corpus.synthetic import generate_notes
-from learning.models import ModelVersion, RetrainJob
+from learning.models import ModelVersion, RetrainJob, StoredFeatures
 from learning.services.retrain import train_and_rank
 from tests.integration.celery_worker import Worker, wait_for
 
@@ -128,6 +128,10 @@ def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loo
     kinds = async_to_sync(_received)(layer, channel, until=("ranking_ready", job.pk))
     assert ("retrain_progress", "training") in kinds and ("retrain_progress", "scoring") in kinds
     assert kinds[-1] == ("ranking_ready", "done")
+
+    # The worker featurized each record it trained on, evaluated and scored once, for every process and host.
+    stored = set(StoredFeatures.objects.filter(document__project=project).values_list("document_id", flat=True))
+    assert stored == set(Document.objects.filter(project=project).values_list("pk", flat=True))
 
 
 def test_killing_the_worker_mid_retrain_ends_with_exactly_one_new_model(loop_project, users, api_as, tmp_path,

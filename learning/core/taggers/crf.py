@@ -125,7 +125,7 @@ class CRFTagger(BaseTagger):
         """The (cached) features of ``docs``; ``keep`` them from eviction by scoring (training documents)."""
         cache = self.feature_cache if self.feature_cache is not None else DEFAULT_CACHE
         extractor = self._extractor()
-        return [cache.get(extractor, doc.text, keep=keep) for doc in docs]
+        return cache.get_many(extractor, [doc.text for doc in docs], keep=keep)
 
     def features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
         """The features the model reads: the cached ones, with the gold lexicon's marks when it has one."""

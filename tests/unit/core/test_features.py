@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from learning.core.features import FeatureCache, FeatureExtractor, get_extractor, short_shape, word_shape
 
@@ -140,3 +141,100 @@ def test_each_row_is_the_token_its_neighbours_in_the_sentence_and_its_bigrams():
             row = feats.token_attributes(a + i)
             assert row[: len(expected)] == expected
             assert all(x.startswith(("lp:", "line_end", "k:", "k1:", "kd:", "kdk:")) for x in row[len(expected):])
+
+
+# The shared form (FeatureExtractor.portable) and a cache with a shared store -----------------------------
+
+NOTES = [
+    "Paciente: Ana Gil Pérez, 42 años.\nNHC: 123456. Fecha de ingreso: 3/4/2019.\n\nDr. Ruiz: sin alergias.",
+    "Remitido desde el Hospital La Paz (Madrid) el 12/12/2016. Teléfono: 91 555 12 34; ana@correo.es",
+    "",
+    "Médico: Ignacio Navarro NºCol: 28 28 70973. Alta.",
+]
+
+
+class MemoryStore:
+    """A shared store in a dict, for the cache's logic; the database one is tested in
+    tests/integration/test_feature_store.py."""
+
+    def __init__(self) -> None:
+        self.stored: dict[str, bytes] = {}
+        self.puts = 0
+
+    def get_many(self, texts):
+        return [self.stored.get(text) for text in texts]
+
+    def put_many(self, items):
+        self.puts += 1
+        self.stored.update(items)
+
+
+def token_rows(feats) -> list:
+    return [((t.text, t.start, t.end), feats.token_attributes(i)) for i, t in enumerate(feats.tokens)]
+
+
+def test_the_portable_form_read_by_a_fresh_extractor_gives_the_attributes_extracted():
+    writer = FeatureExtractor()
+    for text in NOTES:
+        blob = writer.portable(writer.compact(text))
+        reader = FeatureExtractor()  # another process: its own, empty vocabulary
+        read = reader.assemble(text, reader.from_portable(text, blob))
+        extracted = FeatureExtractor().extract(text)
+        assert read.sentences == extracted.sentences
+        assert token_rows(read) == token_rows(extracted)
+    # The same bytes, read by an extractor that already knows other texts, give the same attributes too.
+    reader = get_extractor()
+    reader.extract(NOTES[1])
+    blob = writer.portable(writer.compact(NOTES[0]))
+    assert token_rows(reader.assemble(NOTES[0], reader.from_portable(NOTES[0], blob))) == token_rows(
+        FeatureExtractor().extract(NOTES[0]))
+
+
+def test_bytes_of_another_layout_or_text_are_refused():
+    import struct
+    import zlib
+
+    ex = FeatureExtractor()
+    blob = ex.portable(ex.compact(NOTES[0]))
+    data = zlib.decompress(blob)
+    older = zlib.compress(struct.pack("<I", 12345) + data[4:])
+    for bad in (b"", b"not features", older, zlib.compress(data[:-3])):
+        with pytest.raises(ValueError):
+            ex.from_portable(NOTES[0], bad)
+    with pytest.raises(ValueError):
+        ex.from_portable("Ana.", blob)  # offsets past the end of this text
+
+
+def test_a_fresh_cache_reads_what_another_process_stored_instead_of_featurizing_it(monkeypatch):
+    store = MemoryStore()
+    first = FeatureCache(shared=store)
+    extracted = first.get_many(FeatureExtractor(), NOTES)
+    assert set(store.stored) == set(NOTES) and store.puts == 1 and first.shared_hits == 0
+    first.get_many(get_extractor(), NOTES[:2])  # another extractor (configuration): read, not written again
+    assert first.shared_hits == 2 and store.puts == 1
+
+    import learning.core.features as features
+
+    def no_tokenizing(text):
+        raise AssertionError("tokenized again")
+
+    monkeypatch.setattr(features, "tokenize", no_tokenizing)
+    fresh = FeatureCache(shared=store)
+    reader = FeatureExtractor()
+    read = fresh.get_many(reader, NOTES, keep=True)
+    assert fresh.shared_hits == len(NOTES) and store.puts == 1
+    assert [token_rows(f) for f in read] == [token_rows(f) for f in extracted]
+    # Held now: asked again, nothing is read from the store.
+    hits = fresh.shared_hits
+    assert fresh.get(reader, NOTES[0]) is read[0]
+    assert fresh.shared_hits == hits
+
+
+def test_stored_bytes_of_an_older_layout_are_extracted_again_and_replaced():
+    store = MemoryStore()
+    store.stored[NOTES[0]] = b"written by older features"
+    cache = FeatureCache(shared=store)
+    feats = cache.get(FeatureExtractor(), NOTES[0])
+    assert cache.shared_hits == 0 and store.puts == 1
+    assert token_rows(feats) == token_rows(FeatureExtractor().extract(NOTES[0]))
+    assert FeatureExtractor().from_portable(NOTES[0], store.stored[NOTES[0]]).n_tokens == feats.n_tokens

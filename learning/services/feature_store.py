@@ -1,0 +1,61 @@
+"""Documents' token features shared by every worker process and host, in PostgreSQL beside the documents.
+
+The CRF's feature cache (``learning.core.features.FeatureCache``) is per process. With this store behind it,
+a process that has featurized nothing yet (a worker just started, or grown back after its idle time, or on
+another host) reads each record's tokens, sentences, forms and line context
+(``FeatureExtractor.portable``) rather than computing them again, and a record is tokenized once, by the
+first process that needs it. Rows (``StoredFeatures``) belong to their documents and are deleted with them.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from django.db import IntegrityError, connection, transaction
+
+from annotator.models import Document
+from annotator.services.imports import content_hash
+from learning.models import StoredFeatures
+
+log = logging.getLogger(__name__)
+
+
+class DocumentFeatureStore:
+    """``learning.core.features.SharedFeatures`` over ``StoredFeatures``, found by the text's content hash."""
+
+    def get_many(self, texts: Sequence[str]) -> list[bytes | None]:
+        hashes = [content_hash(text) for text in texts]
+        stored = dict(
+            StoredFeatures.objects.filter(content_hash__in=set(hashes)).values_list("content_hash", "data")
+        )
+        return [bytes(stored[h]) if h in stored else None for h in hashes]
+
+    def put_many(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store the features of every document with one of these texts (a text not in any document, such as
+        a sentence of one, is left out), in document order so that two writers never wait on each other."""
+        by_hash = {content_hash(text): blob for text, blob in items}
+        table = connection.ops.quote_name(StoredFeatures._meta.db_table)
+        documents = connection.ops.quote_name(Document._meta.db_table)
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(
+                    f"""
+                    INSERT INTO {table} (document_id, content_hash, data)
+                    SELECT d.id, d.content_hash, v.data
+                    FROM unnest(%s::text[], %s::bytea[]) AS v(hash, data)
+                    JOIN {documents} AS d ON d.content_hash = v.hash
+                    ORDER BY d.id
+                    ON CONFLICT (document_id) DO UPDATE SET data = EXCLUDED.data
+                    """,
+                    [list(by_hash), list(by_hash.values())],
+                )
+        except IntegrityError as error:  # a document deleted meanwhile: its features are not needed
+            log.info("features of %s documents not stored: %s", len(by_hash), error)
+
+
+def share_features() -> None:
+    """Put this store behind the process-wide feature cache (called where the worker starts, before its pool
+    processes are forked)."""
+    from learning.core.features import DEFAULT_CACHE  # here: web processes import this module without scipy
+
+    DEFAULT_CACHE.shared = DocumentFeatureStore()
