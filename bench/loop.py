@@ -24,16 +24,21 @@ scored records (counted once with ``corpus.text.tokenize``) over the scoring sec
 annotator, one with no open record, then asks for a record, which must be the new ranking's first. The
 worker is stopped (also on failure) before the next N.
 
-The first retrain a fresh worker runs is on a *cold* worker: its processes have featurized nothing yet (each
-process keeps its own ``FeatureCache``) and import crfsuite on first use; the later ones (``--repeats`` - 1
-consecutive batches) are on *warm* workers. Both are reported (warm: the median of the warm runs), with the
+The first retrain a fresh worker runs is on a *cold* worker: its processes hold no features yet (each process
+keeps its own ``FeatureCache``) and import crfsuite on first use; they read the records' features that
+earlier processes stored in the database (``learning.services.feature_store``; the in-process warm-up stores
+them for every record), as a worker does after a restart, on another host, or when its pool grows back after
+its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm* workers. Both are reported (warm: the median of the warm runs), with the
 median and the max over all runs of a worker count, and how each retrain fitted its CRF (``fits``: "warm",
 continuing from the current model, or "cold", crfsuite from zero; the in-process warm-up is cold).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
 speed-up is bounded by the training share (Amdahl): with training t and scoring s seconds on one process, 2
-processes can at best take t + s/2; ``ideal_speedup_total`` is that bound from the 1-worker figures.
+processes can at best take t + s/2; ``ideal_speedup_total`` is that bound from the 1-worker figures. And
+``cold_2_workers_nothing_stored``: one more retrain on a fresh 2-process worker after the project's stored
+features are deleted (the first retrain of records no process has featurized), with the 2-worker cold run
+(features stored) as a ratio of it, and both cold scorings as ratios of the warm one.
 
 ``--large-pool N`` then grows the pool to N records and times two more retrains with 2 workers (how the
 refresh grows with the pool). Unless ``--no-quality``, the warm start's quality is checked in the same run
@@ -342,6 +347,8 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     from annotator.services.imports import import_documents
     from annotator.services.projects import create_project, set_membership
     from corpus.text import tokenize
+    from learning.models import StoredFeatures
+    from learning.services.feature_store import share_features
     from learning.services.retrain import train_and_rank
     from tests.integration.celery_worker import Worker
 
@@ -374,6 +381,7 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     tokens = {document_id: len(tokenize(text)) for document_id, text in Document.objects.filter(
         project=project, role=Document.Role.POOL, status=Document.Status.POOL).values_list("id", "text")}
 
+    share_features()  # as in a worker: what the warm-up featurizes is stored for the workers' processes
     started = time.perf_counter()
     if train_and_rank(project=project) is None:
         raise RuntimeError("the warm-up retrain did not publish a model")
@@ -415,6 +423,27 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
         finally:
             worker.stop()
             results[str(processes)] = summarise(runs)
+
+    nothing_stored = None
+    if "2" in results:
+        # Reference: a cold 2-process worker that finds no record's features stored (the first retrain ever).
+        StoredFeatures.objects.filter(document__project=project).delete()
+        worker = Worker(queue=os.environ["DEIDLOOP_QUEUE"], data_dir=scratch / "data",
+                        log_path=scratch / "worker-nothing-stored.log", processes=2)
+        try:
+            worker.start()
+            reference = loop.measure(worker)
+        finally:
+            worker.stop()
+        cold = results["2"]
+        nothing_stored = {key: rounded(reference[key]) for key in
+                          ("seconds_to_new_ranking", "train_seconds", "scoring_seconds")}
+        nothing_stored["cold_with_features_stored_ratio"] = {
+            key: ratio(cold[key]["cold"], reference[key])
+            for key in ("seconds_to_new_ranking", "train_seconds", "scoring_seconds")}
+        nothing_stored["cold_to_warm_scoring_ratio"] = {
+            "features_stored": ratio(cold["scoring_seconds"]["cold"], cold["scoring_seconds"]["warm"]),
+            "nothing_stored": ratio(reference["scoring_seconds"], cold["scoring_seconds"]["warm"])}
 
     large = None
     if args.large_pool and args.large_pool > pool_size:
@@ -466,6 +495,7 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
         "worst_seconds_to_new_ranking": max(all_runs),
         "meets_goal": bool(two) and two["median_seconds_to_new_ranking"] <= GOAL["median_2_workers"]
         and two["max_seconds_to_new_ranking"] <= GOAL["max_2_workers"],
+        "cold_2_workers_nothing_stored": nothing_stored,
         "large_pool": large,
         "warm_start_quality": quality,
         "next_record_is_top": next_is_top,
