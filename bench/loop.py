@@ -28,9 +28,10 @@ The first retrain a fresh worker runs is on a *cold* worker: its processes hold 
 keeps its own ``FeatureCache``) and import crfsuite on first use; they read the records' features that
 earlier processes stored in the database (``learning.services.feature_store``; the in-process warm-up stores
 them for every record), as a worker does after a restart, on another host, or when its pool grows back after
-its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm* workers. Both are reported (warm: the median of the warm runs), with the
-median and the max over all runs of a worker count, and how each retrain fitted its CRF (``fits``: "warm",
-continuing from the current model, or "cold", crfsuite from zero; the in-process warm-up is cold).
+its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm* workers. Both are
+reported (warm: the median of the warm runs), with the median and the max over all runs of a worker count,
+and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or "cold",
+crfsuite from zero; the in-process warm-up is cold).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
