@@ -15,6 +15,8 @@ from datetime import timedelta
 from typing import Callable, Iterable, Iterator
 
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from annotator.models import Project
@@ -29,6 +31,14 @@ log = logging.getLogger(__name__)
 #: A claim lasts this long unless renewed; the process holding it renews it every LEASE_RENEW_SECONDS.
 LEASE_SECONDS = 90
 LEASE_RENEW_SECONDS = 15
+#: A fit from zero runs in crfsuite's C code, which holds the interpreter lock to its end: the thread that
+#: renews the lease cannot run meanwhile, and a worker of another machine would take a live attempt over (and
+#: then lose its own the same way). Before a fit the lease is taken for as long as a fit from zero on that
+#: much text may last: this many seconds per million characters, on top of LEASE_SECONDS — about five times
+#: what fits on MEDDOCAN take (500 records, 1.45 million characters: 40–80 s). A process of this machine is
+#: seen alive or dead whatever its lease; one of another machine that dies mid-fit is resumed when its
+#: worker's heartbeat stops, or else when this longer lease runs out.
+FIT_LEASE_SECONDS_PER_MILLION_CHARACTERS = 200
 
 #: The errors of a database that went away (restarted, connection dropped): worth another try on a new
 #: connection, unlike an error in the work itself.
@@ -226,9 +236,28 @@ def lease(job: RetrainJob) -> Iterator[None]:
 
 
 def _extend_lease(job: RetrainJob, owner: str) -> None:
+    """Renew the lease for LEASE_SECONDS from now, never shortening a longer one taken for a fit."""
     RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
-        owner=owner, lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+        owner=owner, lease_until=Greatest(F("lease_until"), Value(timezone.now() + timedelta(seconds=LEASE_SECONDS)))
     )
+
+
+@contextmanager
+def fitting(job: RetrainJob, *, characters: int) -> Iterator[None]:
+    """Hold the lease through a fit on ``characters`` of text (see FIT_LEASE_SECONDS_PER_MILLION_CHARACTERS),
+    then give it back its usual length."""
+    me = this_process()
+    seconds = LEASE_SECONDS + FIT_LEASE_SECONDS_PER_MILLION_CHARACTERS * characters / 1_000_000
+    RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
+        owner=me, lease_until=timezone.now() + timedelta(seconds=seconds))
+    try:
+        yield
+    finally:
+        try:
+            RetrainJob.objects.filter(pk=job.pk, attempt=job.attempt).update(
+                lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS))
+        except (DatabaseError, InterfaceError) as error:  # the renewals go on; the long lease runs out
+            log.warning("could not shorten the lease of retrain job %s after its fit: %s", job.pk, error)
 
 
 def end_dead_attempts() -> list[int]:

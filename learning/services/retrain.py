@@ -88,11 +88,12 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
     # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
     # documents the thresholds were not tuned on (learning.core.training).
-    model = train_and_evaluate(
-        gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=loop_recall_bias(project),
-        recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
-        self_training=policy,
-    )
+    with jobs.fitting(job, characters=sum(len(d.text) for d in (*gold, *(unlabelled or ())))):
+        model = train_and_evaluate(
+            gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=loop_recall_bias(project),
+            recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
+            self_training=policy,
+        )
     # Fitting touches no table and may take minutes: a database restarted meanwhile has left this thread's
     # connection dead. Drop it now, so that the model just fitted is kept, instead of the first query after
     # the fit failing and the job training again from scratch as its next attempt.

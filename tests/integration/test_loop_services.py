@@ -111,6 +111,29 @@ def test_a_claim_is_exclusive_until_its_process_dies_or_another_machines_lease_r
     assert jobs.stalled_jobs() == [job.pk]  # another machine's process: its lease decides
 
 
+def test_a_fit_holds_the_lease_as_long_as_a_fit_on_its_text_may_last_and_renewals_do_not_shorten_it(project):
+    """A fit from zero in C code keeps the renewing thread from running: before it, the lease is taken for
+    the whole fit, so that a worker of another machine does not take the live attempt over."""
+    job, _ = jobs.request_retrain(project=project, reason="lead", force=True)
+    job = jobs.claim(job.pk)
+    expected = jobs.LEASE_SECONDS + 3 * jobs.FIT_LEASE_SECONDS_PER_MILLION_CHARACTERS
+
+    def held() -> float:
+        return (RetrainJob.objects.get(pk=job.pk).lease_until - timezone.now()).total_seconds()
+
+    with jobs.fitting(job, characters=3_000_000):
+        assert expected - 10 <= held() <= expected
+        jobs._extend_lease(job, jobs.this_process())  # a renewal that did run meanwhile
+        assert held() >= expected - 10
+        # Seen from another machine the attempt is held; its own machine sees its process alive anyway.
+        RetrainJob.objects.filter(pk=job.pk).update(owner="elsewhere:1")
+        assert jobs.stalled_jobs() == [] and jobs.claim(job.pk) is None
+        RetrainJob.objects.filter(pk=job.pk).update(owner=jobs.this_process())
+    assert jobs.LEASE_SECONDS - 10 <= held() <= jobs.LEASE_SECONDS  # back to its usual length
+    jobs._extend_lease(job, jobs.this_process())
+    assert held() <= jobs.LEASE_SECONDS
+
+
 def test_a_lost_workers_retrain_is_sent_again_only_to_a_job_no_attempt_holds(project):
     """A lost worker's unclaimed retrain message is sent again only while the job waits for an attempt: not
     when a live process holds it meanwhile (it would take its own job over and score it all again)."""
