@@ -40,7 +40,8 @@ def test_serve_runs_the_web_processes_on_one_port_and_stops_on_sigterm():
     launcher = start_launcher(["serve"], env, data / "serve.log")
     web: list[int] = []
     try:
-        assert _answered(f"http://127.0.0.1:{port}/login/").status_code == 200
+        answer = _answered(f"http://127.0.0.1:{port}/login/")
+        assert answer.status_code == 200, (data / "serve.log").read_text()[-6000:]  # the launcher's log is removed after
         web = _children(launcher.pid)
         assert len(web) == 2
         for pid in web:
