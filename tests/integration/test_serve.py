@@ -41,7 +41,7 @@ def test_serve_runs_the_web_processes_on_one_port_and_stops_on_sigterm():
     web: list[int] = []
     try:
         answer = _answered(f"http://127.0.0.1:{port}/login/")
-        assert answer.status_code == 200, (data / "serve.log").read_text()[-6000:]  # the launcher's log is removed after
+        assert answer.status_code == 200, (data / "serve.log").read_text()[-6000:]  # removed below
         web = _children(launcher.pid)
         assert len(web) == 2
         for pid in web:
