@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 
 from celery import chord, shared_task
-from celery.signals import task_received, worker_init, worker_ready, worker_shutdown
+from celery.signals import task_received, worker_init, worker_process_init, worker_ready, worker_shutdown
 from django.db import connections
 
 from annotator.selectors import submission_count
@@ -270,10 +270,12 @@ def _end_dead_attempts_on_start(sender=None, **kwargs) -> None:
         connections.close_all()  # the pool forks its processes from this one: no connection may be shared
 
 
-@worker_init.connect
+@worker_process_init.connect
 def _share_features(sender=None, **kwargs) -> None:
     """Every pool process of this worker reads and writes records' features through the database, so that
-    a fresh process (or another host) need not featurize what another already did (``feature_store``)."""
+    a fresh process (or another host) need not featurize what another already did (``feature_store``). Set in
+    each pool process as it starts, not in the main process: that one never featurizes, and stays free of the
+    feature code's libraries (scipy) while the worker idles."""
     feature_store.share_features()
 
 

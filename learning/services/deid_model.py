@@ -71,7 +71,6 @@ def request_deid_model(*, project: Project, user=None, request=None) -> tuple[De
     return model, True
 
 
-
 def run_deid_model(model_id: int, *, seed: int = 0) -> DeidModel | None:
     """Train a queued de-identification model; None when another process took it already (a repeated message).
 

@@ -54,8 +54,7 @@ class DocumentFeatureStore:
 
 
 def share_features() -> None:
-    """Put this store behind the process-wide feature cache (called where the worker starts, before its pool
-    processes are forked)."""
+    """Put this store behind the process-wide feature cache (called as each worker pool process starts)."""
     from learning.core.features import DEFAULT_CACHE  # here: web processes import this module without scipy
 
     DEFAULT_CACHE.shared = DocumentFeatureStore()
