@@ -188,10 +188,10 @@ def record_tokens(*, document: Document) -> tuple[tuple[int, ...], int]:
 
 @lru_cache(maxsize=256)
 def _token_runs(document_id: int, content_hash: str, text: str) -> tuple[tuple[int, ...], int]:
-    from corpus.text import tokenize
+    from corpus.text import tokens_of
 
     runs, previous_end, count = [], 0, 0
-    for token in tokenize(text):
+    for token in tokens_of(text):
         runs.append(token.start - previous_end)
         runs.append(token.end - token.start)
         previous_end = token.end
@@ -299,6 +299,12 @@ def settings_history(*, project: Project, limit: int = 20) -> list[dict]:
 
 def scored_document_ids(*, ranking_id: int) -> set[int]:
     return set(PoolScore.objects.filter(ranking_id=ranking_id).values_list("document_id", flat=True))
+
+
+def first_ranked(*, ranking_id: int, count: int) -> list[tuple[int, str, dict]]:
+    """(document id, text, stored pre-annotations) of a ranking's first ``count`` records still in the pool."""
+    return list(PoolScore.objects.filter(ranking_id=ranking_id, document__status=Document.Status.POOL)
+                .order_by("rank", "document_id").values_list("document_id", "document__text", "pre_annotations")[:count])
 
 
 def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import overload
 
-__all__ = ["Token", "TokenOffsets", "tokenize", "sentence_bounds"]
+__all__ = ["Token", "TokenOffsets", "tokenize", "tokens_of", "sentence_bounds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +171,14 @@ def tokenize(text: str) -> list[Token]:
                 continue
         append(Token(piece, start, end))
     return tokens
+
+
+@lru_cache(maxsize=8)
+def tokens_of(text: str) -> tuple[Token, ...]:
+    """:func:`tokenize`'s tokens of ``text``, remembered for the last few texts this process asked for, so that
+    a record is tokenized once per request however many steps need its tokens (a hand-out completes the
+    record's suggestions from its tokens, then sends them to the workbench)."""
+    return tuple(tokenize(text))
 
 
 # Abbreviations after which a full stop does not end a sentence when the next token follows on the same

@@ -70,15 +70,9 @@ def first_model_training(sender, project, **kwargs) -> str | None:
 def complete_from_the_record(sender, project, **kwargs):
     """Every mention of a string the model tagged, and structured PHI a sure pattern finds, in the record's
     suggestions (``learning.core.pre_annotation.complete_suggestions``)."""
-    from corpus.text import tokenize
-    from learning.core.pre_annotation import complete_suggestions
+    from learning.services.completion import completer
 
-    labels, language = tuple(project.labels or ()), project.language
-
-    def complete(text: str, stored: dict) -> dict:
-        return complete_suggestions(text, tokenize(text), stored, schema_labels=labels, language=language)
-
-    return complete
+    return completer(project)
 
 
 @receiver(record_agreement)

@@ -45,6 +45,24 @@ def add_scores(*, ranking_id: int, entries: Iterable[tuple[int, float, dict]]) -
     return len(rows)
 
 
+def replace_pre_annotations(*, ranking_id: int, pre_annotations: dict[int, dict]) -> int:
+    """Replace the stored pre-annotations of some documents of a ranking (``{document id: pre-annotations}``);
+    returns how many rows were written."""
+    if not pre_annotations:
+        return 0
+    ids = list(pre_annotations)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {PoolScore._meta.db_table} AS p SET pre_annotations = given.pre::jsonb
+            FROM unnest(%s::bigint[], %s::text[]) AS given(document_id, pre)
+            WHERE p.ranking_id = %s AND p.document_id = given.document_id
+            """,
+            [ids, [json.dumps(pre_annotations[i]) for i in ids], ranking_id],
+        )
+        return cursor.rowcount
+
+
 def order_ranking(*, ranking_id: int, document_ids: Sequence[int]) -> None:
     """Number a ranking's scores 1..n in the order given (``learning.core.ordering`` decides it).
 

@@ -24,6 +24,9 @@ from learning.core.patterns import find, merge
 
 #: A token the model calls O is flagged when its probability of being PHI reaches this.
 MISSED_PHI_THRESHOLD = 0.2
+#: Changes when what :func:`complete_suggestions` adds changes, so that suggestions completed and stored before
+#: (``learning.services.completion``) are completed again.
+COMPLETION_VERSION = 1
 
 
 def pre_annotations(

@@ -50,6 +50,7 @@ from learning.models import ModelVersion, RetrainJob, SilverSentence
 from learning.selectors.loop import loop_recall_bias, loop_tagger
 from learning.selectors.measured_costs import project_strategy
 from learning.services import cold_refit, jobs, model_store
+from learning.services.completion import complete_first_records
 from learning.services.model_store import load_model
 from learning.services.ordering import ranking_order
 
@@ -338,6 +339,7 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         job.owner = ""
         job.save(update_fields=["status", "model_version", "finished_at", "owner"])
     model_store.prune(job.project_id)
+    complete_first_records(project_id=job.project_id, ranking_id=job.ranking_id)
     _score_clusters(job.project_id)
     f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(

@@ -16,6 +16,7 @@ from annotator.services.imports import import_documents
 from annotator.services.projects import set_membership
 from annotator.services.queue import next_record
 from corpus.types import Document as CorpusDocument
+from learning.services.completion import complete_first_records, completion_mark
 
 NAME = "NOMBRE_SUJETO_ASISTENCIA"
 
@@ -280,3 +281,43 @@ def test_the_suggestions_shown_are_completed_from_the_record_itself(users, proje
                      ("blanca.ramos@correo.es", "CORREO_ELECTRONICO"): 1.0, ("03/05/2019", "FECHAS"): 1.0}
     assert shown.possible_missed == []  # the e-mail is a suggestion now, no longer a possible miss
     assert PoolScore.objects.get(pk=ranking.scores.get().pk).pre_annotations["spans"] == [name]  # stored as scored
+
+
+@pytest.mark.django_db
+def test_the_first_records_of_a_ranking_are_completed_ahead_and_handed_out_as_completed(users, projects):
+    project = projects["A"]
+    text = "Paciente: Blanca Ramos Ibañez. Correo: blanca.ramos@correo.es.\nLa Sra. Ramos acude a revisión."
+    email = {"start": text.index("blanca.ramos"), "end": text.index(".es") + 3, "label": "CORREO_ELECTRONICO",
+             "confidence": 1.0}
+    name = {"start": 10, "end": 29, "label": NAME, "confidence": 0.9}
+    import_documents(project=project, annotated=False,
+                     documents=[CorpusDocument(text=f"{text} {i}", name=f"r{i}") for i in range(4)])
+    documents = list(project.documents.order_by("id"))
+    ranking = rank(project, documents, spans=[name])
+
+    assert complete_first_records(project_id=project.pk, ranking_id=ranking.pk, count=3) == 3
+    stored = {row.document_id: row.pre_annotations for row in ranking.scores.all()}
+    mark = completion_mark(project)
+    for document in documents[:3]:
+        assert stored[document.pk]["completed"] == mark
+        assert {(s["label"], text[s["start"]:s["end"]]) for s in stored[document.pk]["spans"]} == {
+            (NAME, "Blanca Ramos Ibañez"), (NAME, "Ramos"), ("CORREO_ELECTRONICO", "blanca.ramos@correo.es")}
+    assert "completed" not in stored[documents[3].pk]  # past the first three: completed when handed out
+    assert complete_first_records(project_id=project.pk, ranking_id=ranking.pk, count=3) == 0  # marked already
+
+    # A record with this project's mark is handed out as stored, not completed again (here: only the name,
+    # as if the completion had found nothing more).
+    PoolScore.objects.filter(ranking=ranking, document=documents[0]).update(
+        pre_annotations={"spans": [name], "possible_missed": [], "completed": mark})
+    assert next_record(project=project, user=users["annotator"]).annotation.suggested == [name]
+    # One marked for other labels or another language (the project changed since) is completed at hand-out.
+    PoolScore.objects.filter(ranking=ranking, document=documents[1]).update(
+        pre_annotations={"spans": [name], "possible_missed": [], "completed": "another"})
+    project.language = "en"
+    project.save(update_fields=["language"])
+    assert completion_mark(project) != mark
+    PoolScore.objects.filter(ranking=ranking, document=documents[2]).update(
+        pre_annotations={"spans": [name], "possible_missed": [], "completed": mark})
+    for user, document in ((users["lead"], documents[1]), (users["admin"], documents[2])):
+        handed = next_record(project=project, user=user).annotation
+        assert handed.document_id == document.pk and email in handed.suggested
