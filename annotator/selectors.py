@@ -303,8 +303,9 @@ def scored_document_ids(*, ranking_id: int) -> set[int]:
 
 def first_ranked(*, ranking_id: int, count: int) -> list[tuple[int, str, dict]]:
     """(document id, text, stored pre-annotations) of a ranking's first ``count`` records still in the pool."""
-    return list(PoolScore.objects.filter(ranking_id=ranking_id, document__status=Document.Status.POOL)
-                .order_by("rank", "document_id").values_list("document_id", "document__text", "pre_annotations")[:count])
+    rows = PoolScore.objects.filter(ranking_id=ranking_id, document__status=Document.Status.POOL)
+    return list(rows.order_by("rank", "document_id")
+                .values_list("document_id", "document__text", "pre_annotations")[:count])
 
 
 def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
