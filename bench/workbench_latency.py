@@ -119,12 +119,18 @@ class Stack:
         return result.stdout
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU time used so far by the web processes and by PostgreSQL's server processes: a measure of
-        the work per request that other load on the machine does not inflate as much as latency."""
+        """CPU time used so far by the web processes, by PostgreSQL's server processes and by the Celery worker
+        (the retrains the submissions ask for), and by this process (the clients): a measure of the work per
+        request that other load on the machine does not inflate as much as latency."""
         web = self._web_pids()
         postmaster = int((self.data / "postgres" / "data" / "postmaster.pid").read_text().split()[0])
-        total = {"web": 0.0, "postgres": _cpu_seconds(postmaster, reaped_children=True)}
-        for name, pids in (("web", web), ("postgres", _children(postmaster))):
+        workers = [pid for pid in _children(self.process.pid)
+                   if b"celery" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        total = {"web": 0.0, "postgres": _cpu_seconds(postmaster, reaped_children=True),
+                 "worker": sum(_cpu_seconds(pid, reaped_children=True) for pid in workers),
+                 "clients": _cpu_seconds(os.getpid())}
+        for name, pids in (("web", web), ("postgres", _children(postmaster)),
+                           ("worker", [child for pid in workers for child in _children(pid)])):
             for pid in pids:
                 try:
                     total[name] += _cpu_seconds(pid)
@@ -326,8 +332,8 @@ def run_annotators(stack: Stack, sessions: list[requests.Session], project_id: i
         "pool_ran_dry": tally.pool_empty,
         "think_time_seconds": 0,
         "web_cpu_ms_per_request": round((cpu_after["web"] - cpu_before["web"]) / requests_made * 1000, 2),
-        "postgres_cpu_ms_per_request": round(
-            (cpu_after["postgres"] - cpu_before["postgres"]) / requests_made * 1000, 2),
+        **{f"{name}_cpu_ms_per_request": round((cpu_after[name] - cpu_before[name]) / requests_made * 1000, 2)
+           for name in ("postgres", "worker", "clients")},
     }
 
 
