@@ -58,6 +58,16 @@ def worker_idle_seconds() -> float:
     return max(1.0, float(value)) if value else 300.0
 
 
+def worker_nice() -> int:
+    """How much lower than the web's the worker's CPU priority is (``DEIDLOOP_WORKER_NICE``, a nice increment from
+    0 to 19, default 10). Where the web and the worker share cores, a retrain then takes the CPU the requests
+    leave, instead of a fair share of it: annotators are not kept waiting by the model being trained on their
+    work (under a steady stream of requests a retrain takes longer; with the think time of real annotators,
+    hardly). 0 keeps the worker level with the web."""
+    value = os.environ.get("DEIDLOOP_WORKER_NICE", "").strip()
+    return min(max(0, int(value)), 19) if value else 10
+
+
 #: Besides its request threads, a web process reaches the database from Channels' thread pool (websocket
 #: consumers) and its startup checks: a few more connections each.
 WEB_EXTRA_CONNECTIONS = 2
