@@ -32,8 +32,7 @@ def queue_retrain_after_batch(sender, annotation, **kwargs) -> None:
     if annotation.document.role != "pool":
         return
     try:
-        project = Project.objects.get(pk=annotation.document.project_id)
-        job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.BATCH)
+        job, created = jobs.request_retrain(project=annotation.document.project, reason=RetrainJob.Reason.BATCH)
         if created:
             enqueue(job)
         elif job is not None and jobs.is_stalled(job) and _first_recovery_in_window(job.pk):

@@ -129,6 +129,10 @@ def request_retrain(
         active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).order_by("pk").first()
         if active is not None:
             return active, False
+        # Nor does a submission that leaves the batch incomplete (most of them): each one counts after its own
+        # commit, so the one that completes a batch sees it whole, and it alone goes on to the lock.
+        if _new_submissions(project) < max(project.batch_size, 1):
+            return None, False
     with transaction.atomic():
         _one_request_at_a_time(project)
         # The active job's row is locked and its status read again under the lock, as the processes that end
@@ -139,11 +143,11 @@ def request_retrain(
             RetrainJob.objects.select_for_update(of=("self",)).filter(project=project, status__in=RetrainJob.ACTIVE)
             .order_by("pk").first()
         )
-        submissions = submission_count(project=project)
         if active is not None:
             if force and not active.follow_up:
                 RetrainJob.objects.filter(pk=active.pk).update(follow_up=True)
             return active, False
+        submissions = submission_count(project=project)
         if not force and submissions - submissions_at_last_request(project) < max(project.batch_size, 1):
             return None, False
         try:
@@ -156,6 +160,11 @@ def request_retrain(
             return RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first(), False
     notify(job, "queued", "A retrain is queued.")
     return job, True
+
+
+def _new_submissions(project: Project) -> int:
+    """Submissions since the last retrain that did not fail was asked for."""
+    return submission_count(project=project) - submissions_at_last_request(project)
 
 
 def _one_request_at_a_time(project: Project) -> None:

@@ -19,6 +19,7 @@ from annotator.services.imports import import_documents
 from annotator.services.projects import set_membership
 from annotator.services.queue import next_record
 from corpus.types import Document as CorpusDocument
+from learning.models import RetrainJob
 from corpus.types import Span
 
 NAME = "NOMBRE_SUJETO_ASISTENCIA"
@@ -29,6 +30,7 @@ NEXT = 13
 NEXT_RESUMED = 10
 DRAFT = 10
 SUBMIT = 13
+SUBMISSION_ANNOUNCED = 3
 DOCUMENT = 5
 ANNOTATIONS = 5
 EXPORT = 5
@@ -128,6 +130,26 @@ def test_draft_save_and_submit(annotator, project, django_assert_max_num_queries
     assert submitted.status_code == 200, submitted.content
     assert submitted.json()["state"] == Annotation.State.SUBMITTED
     assert Document.objects.get(pk=payload["document"]["id"]).status == Document.Status.SUBMITTED
+
+
+@pytest.mark.django_db
+def test_a_submission_that_leaves_the_batch_incomplete_asks_for_no_lock(annotator, project,
+                                                                        django_assert_max_num_queries,
+                                                                        django_capture_on_commit_callbacks):
+    """After the submission commits, asking whether it completes a batch (the project's batch size is 10) takes
+    three reads: no transaction, no lock, no job."""
+    payload = _next(annotator, project).json()
+    spans = [{k: s[k] for k in ("start", "end", "label")} for s in payload["annotation"]["spans"]]
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        submitted = annotator.post(payload["urls"]["submit"], {"version": payload["annotation"]["version"],
+                                                               "spans": spans}, content_type="application/json")
+    assert submitted.status_code == 200, submitted.content
+    with django_assert_max_num_queries(SUBMISSION_ANNOUNCED) as captured:
+        for callback in callbacks:
+            callback()
+    assert not any("lock" in query["sql"].lower() or query["sql"].startswith("INSERT")
+                   for query in captured.captured_queries)
+    assert not RetrainJob.objects.filter(project=project).exists()
 
 
 @pytest.mark.django_db
