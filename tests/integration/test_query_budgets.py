@@ -32,7 +32,7 @@ DRAFT = 10
 SUBMIT = 13
 SUBMISSION_ANNOUNCED = 3
 DOCUMENT = 5
-ANNOTATIONS = 5
+ANNOTATIONS = 4
 EXPORT = 5
 WORKBENCH_PAGE = 6
 PROJECT_PAGE = 16
@@ -169,6 +169,23 @@ def test_annotations_list_does_not_grow_with_the_annotations(lead, project, user
             listed = lead.get(f"/api/projects/{project.pk}/annotations/")
         assert listed.status_code == 200, listed.content
         assert listed.json()["count"] == count
+
+
+@pytest.mark.django_db
+def test_a_page_that_ends_the_list_is_not_counted_again(lead, project, users, django_assert_num_queries):
+    _annotate(project, [users["annotator"], users["admin"]], 3)
+    url = f"/api/projects/{project.pk}/annotations/"
+    every = [row["id"] for row in lead.get(url).json()["results"]]
+    assert len(every) == 6
+    # (limit, offset): the rows, and whether the list had to be counted (a page short of the limit ends it,
+    # unless it is empty past the first page).
+    for limit, offset, rows, counted in ((4, 0, every[:4], True), (4, 4, every[4:], False), (4, 8, [], True),
+                                         (6, 0, every, True), (7, 0, every, False), (100, 0, every, False)):
+        with django_assert_num_queries(ANNOTATIONS + counted):
+            page = lead.get(url, {"limit": limit, "offset": offset}).json()
+        assert [row["id"] for row in page["results"]] == rows and page["count"] == 6
+        assert (page["next"] is not None) == (offset + limit < 6)
+        assert (page["previous"] is not None) == (offset > 0)
 
 
 @pytest.mark.django_db
