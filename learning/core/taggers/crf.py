@@ -11,6 +11,7 @@ sentences grouped by length.  Both equal crfsuite's own up to floating-point rou
 """
 from __future__ import annotations
 
+import pickle
 from itertools import chain
 from typing import Collection, Mapping, Sequence
 
@@ -61,8 +62,9 @@ class CRFTagger(BaseTagger):
     which is what a retrain waits for).
 
     Fitted attributes: ``labels_`` (BIO labels, 'O' first, only labels seen in training), ``crf_`` (the
-    sklearn-crfsuite model), ``attributes_`` (the model's attribute strings by id), ``state_weights_``
-    (attributes x labels) and ``transition_weights_`` (labels x labels, from row to column).
+    sklearn-crfsuite model of a fit from zero, None after a warm fit; only the ``*_reference`` methods use it),
+    ``attributes_`` (the model's attribute strings by id), ``state_weights_`` (attributes x labels) and
+    ``transition_weights_`` (labels x labels, from row to column).
     """
 
     PARAMETERS = (
@@ -286,12 +288,31 @@ class CRFTagger(BaseTagger):
             if abs(transition[label_index[a], label_index[b]] - w) > 1e-6:
                 raise CRFModelFormatError("transition weights disagree with crfsuite's dump")
 
+    # crfsuite's own model (``crf_``) travels pickled in a tagger's pickle and is read back on first use: a
+    # process that loads a saved model predicts and continues from the weights read from it, and would
+    # otherwise import scikit-learn (a second, in a cold worker process) only to unpickle an unused object.
+    @property
+    def crf_(self):
+        state = self.__dict__
+        if "_crf_pickled" in state:
+            state["_crf"] = pickle.loads(state.pop("_crf_pickled"))
+        if "_crf" not in state:
+            raise AttributeError("crf_")
+        return state["_crf"]
+
+    @crf_.setter
+    def crf_(self, value) -> None:
+        self.__dict__.pop("_crf_pickled", None)
+        self.__dict__["_crf"] = value
+
     def __getstate__(self) -> dict:
         # Cached features are process-local: a pickled tagger carries its model, not the cache (an
         # unpickled tagger featurizes through the process-wide default cache).
         state = self.__dict__.copy()
         state["_vocab_rows"] = None
         state["feature_cache"] = None
+        if state.get("_crf") is not None:
+            state["_crf_pickled"] = pickle.dumps(state.pop("_crf"), protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
     # Prediction -----------------------------------------------------------------------------------------

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -279,3 +283,33 @@ def test_a_simulation_round_continues_from_a_copy_of_the_previous_model():
     warmed = _refit(CRFTagger(**settings).fit(docs[:20]), lambda: CRFTagger(**settings), docs[:22])
     assert warmed.fit_kind_ == "warm" and warmed.cold_fit_due(25)
     assert _refit(warmed, lambda: CRFTagger(**settings), docs[:25]).fit_kind_ == "cold"
+
+
+def test_a_saved_tagger_is_read_back_without_scikit_learn_until_crfsuite_itself_is_asked_for(tmp_path):
+    """crfsuite's own model travels in a saved tagger but is unpickled on first use: a process that loads the
+    model to predict or to continue from it does not import scikit-learn (a second in a cold worker)."""
+    docs = synthetic_docs(20, seed=3)
+    tagger = CRFTagger(max_iterations=20, feature_cache=FeatureCache(), warm_start=True).fit(docs)
+    assert tagger.crf_ is not None
+    saved = tmp_path / "model.pickle"
+    saved.write_bytes(pickle.dumps(tagger))
+    expected = [m.tolist() for m in tagger.predict_marginals(docs)]
+    (tmp_path / "docs.pickle").write_bytes(pickle.dumps(docs))
+    script = f"""
+import pickle, sys
+tagger = pickle.loads(open({str(saved)!r}, "rb").read())
+docs = pickle.loads(open({str(tmp_path / "docs.pickle")!r}, "rb").read())
+marginals = [m.tolist() for m in tagger.predict_marginals(docs)]
+before = "sklearn" in sys.modules
+same = tagger.predict_tags_reference(docs) == tagger.predict_tags(docs)
+print(pickle.dumps((before, "sklearn" in sys.modules, same, marginals)).hex())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3]).stdout
+    before, after, same, marginals = pickle.loads(bytes.fromhex(out.strip().splitlines()[-1]))
+    assert (before, after, same) == (False, True, True)
+    assert np.allclose(np.concatenate(marginals), np.concatenate(expected), atol=1e-5)
+    # A warm fit leaves no crfsuite model; a copy keeps whatever there is.
+    assert copy.deepcopy(tagger).crf_ is not None
+    tagger.fit(synthetic_docs(25, seed=3))
+    assert tagger.crf_ is None and pickle.loads(pickle.dumps(tagger)).crf_ is None
