@@ -78,7 +78,17 @@ class FeatureVocabulary:
         return i
 
     def ids(self, attributes: Sequence[str]) -> tuple[int, ...]:
-        return tuple(self.intern(a) for a in attributes)
+        # :meth:`intern` written out: a process that reads stored features interns every attribute of each new
+        # token form here, half a million calls for 250 records.
+        index, strings = self.index, self.strings
+        out = []
+        for attribute in attributes:
+            i = index.get(attribute)
+            if i is None:
+                i = index[attribute] = len(strings)
+                strings.append(attribute)
+            out.append(i)
+        return tuple(out)
 
     def ids_of_each(self, attribute_lists: Iterable[Sequence[str]]) -> list[tuple[int, ...]]:
         """:meth:`ids` of each list, interning a list that comes back (tokens share a few) only once."""
@@ -327,14 +337,20 @@ class _Growing:
     def extend(self, values: Sequence[int]) -> None:
         end = self.size + len(values)
         if end > self.data.shape[0]:
-            grown = np.empty(max(end, 2 * self.data.shape[0]), dtype=self.data.dtype)
-            grown[: self.size] = self.data[: self.size]
-            self.data = grown
+            self._grow(end)
         self.data[self.size : end] = values
         self.size = end
 
     def append(self, value: int) -> None:
-        self.extend((value,))
+        if self.size == self.data.shape[0]:
+            self._grow(self.size + 1)
+        self.data[self.size] = value
+        self.size += 1
+
+    def _grow(self, needed: int) -> None:
+        grown = np.empty(max(needed, 2 * self.data.shape[0]), dtype=self.data.dtype)
+        grown[: self.size] = self.data[: self.size]
+        self.data = grown
 
     def view(self) -> np.ndarray:
         return self.data[: self.size]
