@@ -315,6 +315,12 @@ class CRFTagger(BaseTagger):
             state["_crf_pickled"] = pickle.dumps(state.pop("_crf"), protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if "crf_" in state:  # saved before crfsuite's model travelled pickled: the next save has it so
+            state["_crf"] = state.pop("crf_")
+        self.__dict__.update(state)
+
     # Prediction -----------------------------------------------------------------------------------------
     def _prediction_tables(self, extractor: FeatureExtractor, dtype: type) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, weights)``: vocabulary id -> row of ``weights``, the model's state weights in ``dtype``

@@ -313,3 +313,17 @@ print(pickle.dumps((before, "sklearn" in sys.modules, same, marginals)).hex())
     assert copy.deepcopy(tagger).crf_ is not None
     tagger.fit(synthetic_docs(25, seed=3))
     assert tagger.crf_ is None and pickle.loads(pickle.dumps(tagger)).crf_ is None
+
+
+def test_a_tagger_saved_with_crfsuites_model_as_a_plain_attribute_reads_back_and_saves_it_pickled():
+    """Models saved before crfsuite's model travelled pickled hold it as ``crf_`` itself."""
+    docs = synthetic_docs(20, seed=4)
+    tagger = CRFTagger(max_iterations=20, feature_cache=FeatureCache()).fit(docs)
+    crf = tagger.crf_
+    older = {**tagger.__getstate__(), "crf_": crf}
+    older.pop("_crf_pickled")
+    revived = CRFTagger.__new__(CRFTagger)
+    revived.__setstate__(older)
+    assert "crf_" not in vars(revived) and revived.crf_ is crf
+    assert revived.predict_tags_reference(docs) == revived.predict_tags(docs)
+    assert "_crf_pickled" in revived.__getstate__()
