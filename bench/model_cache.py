@@ -1,6 +1,10 @@
 """A CRF trained once on MEDDOCAN train and kept for the next benchmark run (bench/crf_marginals.py,
 bench/scoring.py).
 
+A cached model is named by the tagger's settings, its training texts and the source of the modules whose classes
+it pickles (:data:`PICKLED_MODULES`): a change to any of them trains it again, so that a run never measures, or
+fails on, a model saved by other code.
+
 A cached model is a pickle, and unpickling runs code: it is written with ``learning.core.artifacts`` (an
 HMAC tag checked before anything is unpickled) under a key of this user's, in a folder only this user can
 enter (``$XDG_CACHE_HOME/deidloop-bench``, mode 0700), never in the shared temporary folder where another
@@ -9,6 +13,7 @@ account could plant a file under the expected name.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import stat
 import time
@@ -41,12 +46,25 @@ def key() -> bytes:
     return path.read_bytes()
 
 
+#: The modules whose classes (and their pickled state) a cached model holds.
+PICKLED_MODULES = ("learning.core.taggers.crf", "learning.core.taggers.crf_lbfgs", "learning.core.lexicon",
+                   "learning.core.features")
+
+
+def code_digest() -> str:
+    """The sha1 of the source of :data:`PICKLED_MODULES`."""
+    digest = hashlib.sha1()
+    for name in PICKLED_MODULES:
+        digest.update(Path(importlib.import_module(name).__file__).read_bytes())
+    return digest.hexdigest()
+
+
 def cached_crf(train, **params) -> tuple[Path, float | None]:
     """The path of a CRF (default parameters, but ``params``) trained on ``train``, and the seconds its
     training took now (None when an earlier run left it)."""
     fresh = CRFTagger(**params)
     settings = repr(sorted((name, value) for name, value in fresh.get_params().items() if name != "feature_cache"))
-    digest = hashlib.sha1((settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
+    digest = hashlib.sha1((code_digest() + settings + "".join(d.text for d in train)).encode()).hexdigest()[:12]
     path = folder() / f"crf-{FEATURES_VERSION}-{digest}.model"
     if path.exists():
         return path, None
