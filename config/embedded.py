@@ -197,6 +197,16 @@ def _reachable_by(account: pwd.struct_passwd, path: Path) -> bool:
     return probe.returncode == 0
 
 
+def _trusted_folder(folder: Path, owners: set[int]) -> bool:
+    """Is ``folder`` a real folder (not a link) owned by one of ``owners`` and writable by its owner alone? What
+    a name under the world-writable /var/tmp must be checked for before it is used."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid in owners and not info.st_mode & 0o022
+
+
 def _outside_private_folders(name: str, owner: pwd.struct_passwd | None = None) -> Path:
     """A folder under /var/tmp for what the service account must reach when the checkout is private
     (a clone under /root, say).
@@ -209,11 +219,7 @@ def _outside_private_folders(name: str, owner: pwd.struct_passwd | None = None) 
     allowed = {0} | ({owner.pw_uid} if owner is not None else set())
 
     def trusted(folder: Path) -> bool:
-        try:
-            info = folder.lstat()
-        except OSError:
-            return False
-        return stat.S_ISDIR(info.st_mode) and info.st_uid in allowed and not info.st_mode & 0o022
+        return _trusted_folder(folder, allowed)
 
     try:
         recorded = Path(record.read_text().strip())
@@ -277,11 +283,7 @@ def _shared_copy_of_postgres(bin_dir: Path) -> Path | None:
             os.rename(staging, target)
         except OSError:  # another process's copy took the name first (or the copy failed): theirs is checked
             shutil.rmtree(staging, ignore_errors=True)
-    try:
-        info = target.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+    if not _trusted_folder(target, {0}):
         return None
     target_bin = embedded_postgres_compat.install_copy_bin_folder(target)
     return target_bin if (target_bin / "postgres").is_file() else None

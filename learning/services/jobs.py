@@ -131,7 +131,7 @@ def request_retrain(
             return active, False
         # Nor does a submission that leaves the batch incomplete (most of them): each one counts after its own
         # commit, so the one that completes a batch sees it whole, and it alone goes on to the lock.
-        if _new_submissions(project) < max(project.batch_size, 1):
+        if _too_few_new(project, submission_count(project=project)):
             return None, False
     with transaction.atomic():
         _one_request_at_a_time(project)
@@ -148,7 +148,7 @@ def request_retrain(
                 RetrainJob.objects.filter(pk=active.pk).update(follow_up=True)
             return active, False
         submissions = submission_count(project=project)
-        if not force and submissions - submissions_at_last_request(project) < max(project.batch_size, 1):
+        if not force and _too_few_new(project, submissions):
             return None, False
         try:
             with transaction.atomic():
@@ -162,9 +162,10 @@ def request_retrain(
     return job, True
 
 
-def _new_submissions(project: Project) -> int:
-    """Submissions since the last retrain that did not fail was asked for."""
-    return submission_count(project=project) - submissions_at_last_request(project)
+def _too_few_new(project: Project, submissions: int) -> bool:
+    """Have fewer than a batch of the project's ``submissions`` come since the last retrain that did not fail
+    was asked for?"""
+    return submissions - submissions_at_last_request(project) < max(project.batch_size, 1)
 
 
 def _one_request_at_a_time(project: Project) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +79,7 @@ def test_a_name_taken_by_what_root_did_not_make_alone_is_never_run(shared, tmp_p
     # The data folder then gets a copy of its own, as before.
     monkeypatch.setenv("DEIDLOOP_VAR", str(tmp_path / "data"))
     own = embedded._reachable_copy_of_postgres(BIN)
-    assert own.is_relative_to("/var/tmp") and (own / "postgres").is_file()
+    assert (own / "postgres").is_file()
     folder = own.parents[2]
-    assert folder.name.startswith("deidloop-pginstall-") and folder.parent == embedded.Path("/var/tmp")
-    subprocess.run(["rm", "-rf", str(folder)], check=True)
+    assert folder.name.startswith("deidloop-pginstall-") and folder.parent == Path("/var/tmp")
+    shutil.rmtree(folder)

@@ -291,6 +291,8 @@ class CRFTagger(BaseTagger):
     # crfsuite's own model (``crf_``) travels pickled in a tagger's pickle and is read back on first use: a
     # process that loads a saved model predicts and continues from the weights read from it, and would
     # otherwise import scikit-learn (a second, in a cold worker process) only to unpickle an unused object.
+    # The pickled bytes are part of the tagger's own pickle, so they were checked with it: a saved model's tag
+    # (``learning.core.artifacts``) is verified before anything of it is unpickled.
     @property
     def crf_(self):
         state = self.__dict__

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import pickle
 import subprocess
 import sys
@@ -295,18 +296,19 @@ def test_a_saved_tagger_is_read_back_without_scikit_learn_until_crfsuite_itself_
     saved.write_bytes(pickle.dumps(tagger))
     expected = [m.tolist() for m in tagger.predict_marginals(docs)]
     (tmp_path / "docs.pickle").write_bytes(pickle.dumps(docs))
+    # (both files are this test's own, in its private temporary folder)
     script = f"""
-import pickle, sys
+import json, pickle, sys
 tagger = pickle.loads(open({str(saved)!r}, "rb").read())
 docs = pickle.loads(open({str(tmp_path / "docs.pickle")!r}, "rb").read())
 marginals = [m.tolist() for m in tagger.predict_marginals(docs)]
 before = "sklearn" in sys.modules
 same = tagger.predict_tags_reference(docs) == tagger.predict_tags(docs)
-print(pickle.dumps((before, "sklearn" in sys.modules, same, marginals)).hex())
+print(json.dumps([before, "sklearn" in sys.modules, same, marginals]))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[3]).stdout
-    before, after, same, marginals = pickle.loads(bytes.fromhex(out.strip().splitlines()[-1]))
+    before, after, same, marginals = json.loads(out.strip().splitlines()[-1])
     assert (before, after, same) == (False, True, True)
     assert np.allclose(np.concatenate(marginals), np.concatenate(expected), atol=1e-5)
     # A warm fit leaves no crfsuite model; a copy keeps whatever there is.
