@@ -234,13 +234,13 @@ class CRFTagger(BaseTagger):
             all_possible_transitions=self.all_possible_transitions,
         )
         crf.fit(xs, ys)
-        self.crf_ = crf
         self.step_scale_ = None
-        self._read_model()
+        self._read_model(crf)
         self.fit_iterations_ = len(crf.training_log_.iterations) if crf.training_log_ else self.max_iterations
+        self.crf_ = crf
 
-    def _read_model(self) -> None:
-        info = crfsuite_compat.model_dump(self.crf_)
+    def _read_model(self, crf) -> None:
+        info = crfsuite_compat.model_dump(crf)
         crf_labels = [None] * len(info.labels)
         for name, i in info.labels.items():
             crf_labels[int(i)] = name
@@ -251,7 +251,7 @@ class CRFTagger(BaseTagger):
         column = np.array([self.labels_.index(lab) for lab in crf_labels], dtype=np.int64)
         n_labels = len(self.labels_)
 
-        model = crfsuite_compat.model_file_bytes(self.crf_)
+        model = crfsuite_compat.model_file_bytes(crf)
         try:
             n_model_labels, n_attrs, records = read_crfsuite_weights(model)
             if n_model_labels != len(crf_labels) or n_attrs != len(attributes):
@@ -288,9 +288,11 @@ class CRFTagger(BaseTagger):
             if abs(transition[label_index[a], label_index[b]] - w) > 1e-6:
                 raise CRFModelFormatError("transition weights disagree with crfsuite's dump")
 
-    # crfsuite's own model (``crf_``) travels pickled in a tagger's pickle and is read back on first use: a
-    # process that loads a saved model predicts and continues from the weights read from it, and would
-    # otherwise import scikit-learn (a second, in a cold worker process) only to unpickle an unused object.
+    # crfsuite's own model (``crf_``) is kept pickled and read back on first use.  A live one holds its model
+    # in a temporary file (``model*.crfsuite``, words of the training records among its attributes) that only
+    # its finaliser removes, and a worker's pool process ends without running finalisers: a process that
+    # fits, loads or continues a model keeps none alive, so it leaves no such file behind.  A process that
+    # loads a saved model would otherwise also import scikit-learn only to unpickle an unused object.
     # The pickled bytes are part of the tagger's own pickle, so they were checked with it: a saved model's tag
     # (``learning.core.artifacts``) is verified before anything of it is unpickled.
     @property
@@ -304,8 +306,13 @@ class CRFTagger(BaseTagger):
 
     @crf_.setter
     def crf_(self, value) -> None:
-        self.__dict__.pop("_crf_pickled", None)
-        self.__dict__["_crf"] = value
+        state = self.__dict__
+        state.pop("_crf", None)
+        state.pop("_crf_pickled", None)
+        if value is None:
+            state["_crf"] = None
+        else:
+            state["_crf_pickled"] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
     def __getstate__(self) -> dict:
         # Cached features are process-local: a pickled tagger carries its model, not the cache (an
@@ -319,9 +326,10 @@ class CRFTagger(BaseTagger):
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
-        if "crf_" in state:  # saved before crfsuite's model travelled pickled: the next save has it so
-            state["_crf"] = state.pop("crf_")
+        older = state.pop("crf_", None)  # saved before crfsuite's model travelled pickled
         self.__dict__.update(state)
+        if older is not None:
+            self.crf_ = older
 
     # Prediction -----------------------------------------------------------------------------------------
     def _prediction_tables(self, extractor: FeatureExtractor, dtype: type) -> tuple[np.ndarray, np.ndarray]:

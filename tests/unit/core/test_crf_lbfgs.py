@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from learning.core.marginals import chain_statistics
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, fit_weights, owlqn, training_set, warm_start
+
+from learning.core._compat.crfsuite import model_file_bytes
 
 from .meddocan import read_split
 from .test_crf import synthetic_docs
@@ -326,6 +329,31 @@ def test_a_tagger_saved_with_crfsuites_model_as_a_plain_attribute_reads_back_and
     older.pop("_crf_pickled")
     revived = CRFTagger.__new__(CRFTagger)
     revived.__setstate__(older)
-    assert "crf_" not in vars(revived) and revived.crf_ is crf
+    assert "crf_" not in vars(revived) and "_crf" not in vars(revived)
+    assert model_file_bytes(revived.crf_) == model_file_bytes(crf)
     assert revived.predict_tags_reference(docs) == revived.predict_tags(docs)
     assert "_crf_pickled" in revived.__getstate__()
+
+
+def test_a_process_that_fits_and_loads_models_and_ends_without_finalisers_leaves_no_model_file(tmp_path):
+    """crfsuite keeps a live model in a temporary file (attributes made of the training records' words) that
+    only its finaliser removes; a worker's pool process ends by ``os._exit``, running none."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    script = """
+import os, pickle
+from learning.core.features import FeatureCache
+from learning.core.taggers.crf import CRFTagger
+from tests.unit.core.test_crf import synthetic_docs
+docs = synthetic_docs(20, seed=5)
+fitted = CRFTagger(max_iterations=15, feature_cache=FeatureCache(), warm_start=True).fit(docs)
+loaded = pickle.loads(pickle.dumps(fitted))
+loaded.predict_marginals(docs)
+loaded.fit(synthetic_docs(22, seed=5))
+print(len(os.listdir(os.environ["TMPDIR"])), flush=True)
+os._exit(0)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3], env={**os.environ, "TMPDIR": str(scratch)})
+    assert out.stdout.split() == ["0"]
+    assert not list(scratch.iterdir())
