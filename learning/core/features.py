@@ -18,9 +18,10 @@ Features per token (neighbours are taken inside the sentence, ``<s>``/``</s>`` b
 * lexical, for the token itself: lower-cased form, prefixes and suffixes of 1-4 characters, word shape
   (``Xxxx``, ``dd/dd/dddd``) and short shape (``Xx``, ``d/d/d``), length bucket, orthographic flags
   (capitalised, all caps, lower case, digits, letters and digits mixed, punctuation, has a hyphen/dot),
-  regular expressions (date, time, year, phone, e-mail, URL, ID-like, postal code), gazetteer membership;
-* the same lexical information, reduced, for neighbours at -2..+2 (form, short shape, flags, suffix and
-  gazetteers at -1/+1; form and short shape at -2/+2) and the bigrams of forms around the token;
+  regular expressions (date, time, year, phone, e-mail, URL, ID-like, postal code), gazetteer membership,
+  word class (``learning.core.word_classes``: kinship terms);
+* the same lexical information, reduced, for neighbours at -2..+2 (form, short shape, flags, suffix,
+  gazetteers and word class at -1/+1; form and short shape at -2/+2) and the bigrams of forms around the token;
 * context: sentence begin/end, position in the line, and the key of a ``Key: value`` line
   (``Nombre:``, ``NHC:``, ``Fecha de ingreso:``) with the token's distance from the colon.
 """
@@ -40,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpus.text import Token, TokenOffsets, sentence_bounds, tokenize
+from learning.core.word_classes import word_class
 
 __all__ = [
     "FeatureVocabulary",
@@ -54,7 +56,7 @@ __all__ = [
 ]
 
 # Bump when the features change, so cached extractions and stored models are not mixed up.
-FEATURES_VERSION = "crf-features-3"
+FEATURES_VERSION = "crf-features-4"
 
 
 class FeatureVocabulary:
@@ -467,6 +469,9 @@ class FeatureExtractor:
                 gaz.append(f"g:{name}")
             if low in parts:
                 gaz.append(f"gw:{name}")
+        kind = word_class(low)
+        if kind is not None:
+            gaz.append(f"cls:{kind}")
         own = [f"w:{low}", f"sh:{shape}", f"ss:{sshape}", f"len:{_length_bucket(len(text))}"]
         n = len(low)
         for k in range(1, 5):
