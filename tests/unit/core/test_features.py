@@ -238,3 +238,17 @@ def test_stored_bytes_of_an_older_layout_are_extracted_again_and_replaced():
     assert cache.shared_hits == 0 and store.puts == 1
     assert token_rows(feats) == token_rows(FeatureExtractor().extract(NOTES[0]))
     assert FeatureExtractor().from_portable(NOTES[0], store.stored[NOTES[0]]).n_tokens == feats.n_tokens
+
+
+def test_tokens_inside_parentheses_carry_their_comma_separated_slot_on_their_line():
+    text = "Gentamicina (Gevramycin 40 mg, Schering-Plough, Madrid; España, UE) y (Lilly)\nsin cambios)."
+    feats = FeatureExtractor().extract(text)
+    marks = [(tok.text, sorted(a for a in feats.token_attributes(t) if a.startswith("par:")))
+             for t, tok in enumerate(feats.tokens)]
+    inside = {text: attrs_ for text, attrs_ in marks if attrs_}
+    assert inside["Gevramycin"] == inside["mg"] == ["par:0", "par:in"]
+    assert inside["Plough"] == ["par:1", "par:in"] and inside["Madrid"] == ["par:2", "par:in"]
+    assert inside["España"] == inside["UE"] == ["par:3+", "par:in"]
+    assert inside["Lilly"] == ["par:0", "par:in"]  # a new parenthesis starts at its first slot
+    # The parentheses and separators themselves, the words outside and the next line are not marked.
+    assert {text for text, _ in marks} - set(inside) == {"Gentamicina", "(", ")", ",", ";", "y", "sin", "cambios", "."}
