@@ -59,7 +59,8 @@ def main() -> None:
     members, train_seconds, predict_seconds = {}, {}, {}
     for name, make in (("crf", lambda: CRFTagger()),
                        ("bilstm_crf", lambda: BiLSTMCRFTagger(max_epochs=args.epochs, seed=args.seed,
-                                                              n_threads=args.threads))):
+                                                              n_threads=args.threads,
+                                                              fit_threads=args.threads))):
         t0 = time.perf_counter()
         members[name] = make().fit(train)
         train_seconds[name] = round(time.perf_counter() - t0, 1)

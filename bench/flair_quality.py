@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> dict:
         params["max_epochs"] = args.epochs
     if args.hidden is not None:
         params["hidden_size"] = args.hidden
-    tagger = BiLSTMCRFTagger(**params, n_threads=args.threads, verbose=args.verbose)
+    tagger = BiLSTMCRFTagger(**params, n_threads=args.threads, fit_threads=args.threads, verbose=args.verbose)
     tagger.fit(train, unlabelled=dev if args.unlabelled_dev else None)
 
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
     dev_tokens = sum(len(tokenize(d.text)) for d in dev)
     result = {
         "bench": "flair_quality",
-        **{k: v for k, v in tagger.get_params().items() if k not in ("verbose", "n_threads")},
+        **{k: v for k, v in tagger.get_params().items() if k not in ("verbose", "n_threads", "fit_threads")},
         "threads": args.threads,
         "unlabelled_dev": args.unlabelled_dev,
         "train_docs": len(train),

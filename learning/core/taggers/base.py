@@ -15,6 +15,7 @@ base class the project's taggers share: parameters from ``__init__`` (``get_para
 from __future__ import annotations
 
 import inspect
+import os
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Sequence, TypeVar, runtime_checkable
 
@@ -35,6 +36,7 @@ __all__ = [
     "marginals_to_spans",
     "gold_tags",
     "labels_from_tags",
+    "training_threads",
 ]
 
 
@@ -208,6 +210,17 @@ def gold_tags(doc: Document, tokens: Sequence[Token] | None = None) -> list[str]
     """BIO tags of a document's gold spans over its tokens (misaligned spans claim whole tokens)."""
     tokens = tokenize(doc.text) if tokens is None else tokens
     return spans_to_bio(tokens, doc.spans)[0]
+
+
+def training_threads() -> int:
+    """Threads a fit may use: ``DEIDLOOP_TRAINING_THREADS``, else the processors this process may run on.
+
+    One fit runs at a time in a process (a retrain, a de-identification model); scoring runs in shards on as
+    many processes, one thread each."""
+    configured = os.environ.get("DEIDLOOP_TRAINING_THREADS", "").strip()
+    if configured:
+        return max(1, int(configured))
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def labels_from_tags(tag_sequences: Sequence[Sequence[str]]) -> list[str]:

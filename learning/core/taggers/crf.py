@@ -25,8 +25,8 @@ from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache
 from learning.core.lexicon import GoldLexicon, lower_forms, token_spans
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
-from learning.core.taggers.base import BaseTagger, labels_from_tags
-from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, training_threads, warm_start
+from learning.core.taggers.base import BaseTagger, labels_from_tags, training_threads
+from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
 from corpus.text import Token
 from corpus.types import Document, Span
 

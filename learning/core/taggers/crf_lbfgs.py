@@ -20,7 +20,6 @@ can start anywhere and stop after a few iterations.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Sequence
@@ -31,7 +30,7 @@ import scipy.sparse as sp
 from learning.core.features import DocumentFeatures
 from learning.core.marginals import chain_statistics, length_batches
 
-__all__ = ["CRFWeights", "TrainingSet", "fit_weights", "training_set", "training_threads", "warm_start"]
+__all__ = ["CRFWeights", "TrainingSet", "fit_weights", "training_set", "warm_start"]
 
 #: Sentences of similar length share a batch of the forward-backward; padding is at most this share.
 MAX_PADDING = 0.25
@@ -197,14 +196,6 @@ def _row_blocks(matrix: sp.csr_matrix, n: int) -> list[sp.csr_matrix]:
     cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n + 1)[1:-1])
     bounds = [0, *np.unique(np.clip(cuts, 1, matrix.shape[0] - 1)).tolist(), matrix.shape[0]]
     return [matrix[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-def training_threads() -> int:
-    """Threads a fit may use: ``DEIDLOOP_TRAINING_THREADS``, else the processors this process may run on."""
-    configured = os.environ.get("DEIDLOOP_TRAINING_THREADS", "").strip()
-    if configured:
-        return max(1, int(configured))
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def fit_weights(

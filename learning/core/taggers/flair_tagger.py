@@ -36,7 +36,7 @@ from corpus.bio import bio_labels, bio_to_spans, spans_to_bio
 from learning.core._compat import flair as flair_compat
 from learning.core.marginals import forward_backward_batch
 from learning.core.params import Param
-from learning.core.taggers.base import BaseTagger
+from learning.core.taggers.base import BaseTagger, training_threads
 from corpus.text import Token, sentence_bounds, tokenize
 from corpus.types import Document, Span
 
@@ -149,7 +149,10 @@ class BiLSTMCRFTagger(BaseTagger):
         suits a fixed, small epoch budget.
     word_dropout, locked_dropout : Flair's regularisation of the embeddings.
     seed : seeds Python, numpy and torch (and gensim) for a reproducible model.
-    n_threads : torch threads used in ``fit`` and prediction (restored afterwards; ``None`` keeps them).
+    n_threads : torch threads used in prediction (restored afterwards; ``None`` keeps them): one per process,
+        as the pool is scored in shards on as many processes.
+    fit_threads : torch threads used in ``fit`` (restored afterwards); ``None``: the configured training threads
+        (``learning.core.taggers.base.training_threads``), as a CRF's fit uses them.
     predict_batch_size : instances per forward pass at prediction time.
     verbose : let Flair log its training progress.
 
@@ -196,7 +199,7 @@ class BiLSTMCRFTagger(BaseTagger):
               minimum=0.0, maximum=0.9),
     )
     # The live loop seeds every retrain itself; threads, batching and logging are the machine's business.
-    INTERNAL_PARAMETERS = frozenset({"seed", "n_threads", "predict_batch_size", "verbose"})
+    INTERNAL_PARAMETERS = frozenset({"seed", "n_threads", "fit_threads", "predict_batch_size", "verbose"})
 
     def __init__(
         self,
@@ -221,6 +224,7 @@ class BiLSTMCRFTagger(BaseTagger):
         locked_dropout: float = 0.25,
         seed: int = 0,
         n_threads: int | None = 1,
+        fit_threads: int | None = None,
         predict_batch_size: int = 64,
         verbose: bool = False,
     ) -> None:
@@ -244,6 +248,7 @@ class BiLSTMCRFTagger(BaseTagger):
         self.locked_dropout = locked_dropout
         self.seed = seed
         self.n_threads = n_threads
+        self.fit_threads = fit_threads
         self.predict_batch_size = predict_batch_size
         self.verbose = verbose
 
@@ -269,7 +274,8 @@ class BiLSTMCRFTagger(BaseTagger):
             raise ValueError("the training documents contain no labelled spans; label at least one first")
 
         started = time.perf_counter()
-        with _torch_threads(self.n_threads), quiet_flair(self.verbose):
+        threads = self.fit_threads or training_threads()
+        with _torch_threads(threads), quiet_flair(self.verbose):
             flair.set_seed(self.seed)
             tokenised = [tokenize(doc.text) for doc in docs]
             pool = list(unlabelled or ())

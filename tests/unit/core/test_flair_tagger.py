@@ -286,6 +286,22 @@ def test_same_seed_gives_the_same_model(tagger):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
+def test_a_fit_uses_the_training_threads_and_prediction_one_thread_both_restored(monkeypatch):
+    """One fit runs at a time in a process, on the threads a CRF's fit uses; the pool is scored in shards
+    on as many processes, one thread each."""
+    before = torch.get_num_threads()
+    chosen = []
+    set_threads = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: chosen.append(n) or set_threads(n))
+    monkeypatch.setenv("DEIDLOOP_TRAINING_THREADS", "3")
+    fitted = BiLSTMCRFTagger(**{**TINY, "max_epochs": 1}).fit(TRAIN[:4])
+    assert chosen == [3, before] and torch.get_num_threads() == before
+    fitted.predict_marginals(HELD_OUT[:1])
+    assert chosen[2:] == [1, before]
+    BiLSTMCRFTagger(**{**TINY, "max_epochs": 1, "fit_threads": 2}).fit(TRAIN[:4])
+    assert chosen[4:] == [2, before] and torch.get_num_threads() == before
+
+
 def test_unlabelled_pool_enters_the_word_vocabulary(tagger):
     word_embedding = tagger.model_.embeddings.embeddings[0]
     train_words = {local_embeddings.word_key(t.text) for d in TRAIN for t in tokenize(d.text)}

@@ -26,7 +26,7 @@ FLAIR_PARAMS = [
     "hidden_size", "word_dim", "word_method", "word_epochs", "char_dim", "char_hidden_size", "char_lm",
     "char_lm_hidden_size", "char_lm_epochs", "sentences_per_instance", "max_instance_tokens", "max_epochs",
     "mini_batch_size", "learning_rate", "optimizer", "lr_schedule", "word_dropout", "locked_dropout", "seed",
-    "n_threads", "predict_batch_size", "verbose",
+    "n_threads", "fit_threads", "predict_batch_size", "verbose",
 ]
 
 
