@@ -157,12 +157,14 @@ def token_level(
     predicted_spans: Sequence[Sequence[Span]],
     tokens: Sequence[Sequence[Token]] | None = None,
 ) -> dict[str, Any]:
-    """Token scores (binary and typed), leakage and the number of tokens evaluated.
+    """Token scores (binary and typed), leakage (overall, and the leaked tokens of each gold type) and the
+    number of tokens evaluated.
 
     ``tokens`` (per document) may be passed to reuse a tokenization; by default each text is tokenized.
     """
     _check_lengths(gold_docs, predicted_spans)
-    gold, pred = _type_arrays(gold_docs, predicted_spans, tokens)
+    codes: dict[str | None, int] = {None: 0}
+    gold, pred = _type_arrays(gold_docs, predicted_spans, tokens, codes)
     gold_phi = gold != 0
     pred_phi = pred != 0
     n_gold = int(gold_phi.sum())
@@ -174,9 +176,19 @@ def token_level(
         "token": prf(tp_bin, n_pred, n_gold),
         "token_type": prf(tp_type, n_pred, n_gold),
         "leakage": leaked / n_gold if n_gold else 0.0,
+        "leaked_by_type": _leaked_by_type(gold, pred, codes),
         "eval_tokens": int(gold.shape[0]),
         "token_counts": {"tp": tp_bin, "tp_type": tp_type, "pred": n_pred, "gold": n_gold},
     }
+
+
+def _leaked_by_type(gold: np.ndarray, pred: np.ndarray, codes: dict[str | None, int]) -> dict[str, dict[str, int]]:
+    """Per gold PHI type (by name): its tokens (``gold``) and those predicted non-PHI (``leaked``)."""
+    kinds = {code: kind for kind, code in codes.items()}
+    gold_count = np.bincount(gold, minlength=len(codes))
+    leaked = np.bincount(gold[pred == 0], minlength=len(codes))
+    return {kinds[code]: {"gold": int(gold_count[code]), "leaked": int(leaked[code])}
+            for code in sorted(np.flatnonzero(gold_count).tolist(), key=lambda c: kinds[c] or "") if code}
 
 
 def leakage_by_type(
@@ -186,17 +198,8 @@ def leakage_by_type(
 ) -> dict[str, dict[str, float]]:
     """Per gold PHI type: its tokens (``gold``), those predicted non-PHI (``leaked``) and their share
     (``leakage``). A token predicted as another PHI type is not leaked: it is concealed all the same."""
-    _check_lengths(gold_docs, predicted_spans)
-    codes: dict[str | None, int] = {None: 0}
-    gold, pred = _type_arrays(gold_docs, predicted_spans, tokens, codes)
-    kinds = {code: kind for kind, code in codes.items()}
-    gold_count = np.bincount(gold, minlength=len(codes))
-    leaked = np.bincount(gold[pred == 0], minlength=len(codes))
-    return {
-        kind: {"gold": int(gold_count[code]), "leaked": int(leaked[code]),
-               "leakage": int(leaked[code]) / int(gold_count[code])}
-        for kind, code in sorted(((kinds[c], c) for c in np.flatnonzero(gold_count).tolist() if c))
-    }
+    leaked = token_level(gold_docs, predicted_spans, tokens)["leaked_by_type"]
+    return {kind: {**counts, "leakage": counts["leaked"] / counts["gold"]} for kind, counts in leaked.items()}
 
 
 def evaluate(
@@ -207,7 +210,8 @@ def evaluate(
     """Every score of §5 for predictions ``predicted_spans[i]`` of the text of ``gold_docs[i]``.
 
     Returns ``{"entity", "entity_binary", "token", "token_type": {"p", "r", "f1"}, "leakage",
-    "per_type": {TYPE: {"p", "r", "f1", "support"}}, "eval_tokens", "counts"}``.
+    "per_type": {TYPE: {"p", "r", "f1", "support"}}, "leaked_by_type": {TYPE: {"gold", "leaked"}} (tokens),
+    "eval_tokens", "counts"}``.
     """
     entity = entity_level(gold_docs, predicted_spans)
     token = token_level(gold_docs, predicted_spans, tokens)

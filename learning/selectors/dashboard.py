@@ -341,13 +341,18 @@ def dashboard_state(*, project: Project, simulation_id: int | None = None) -> di
 def per_type_rows(*, project: Project, metrics: dict, bias: dict | None = None) -> list[dict[str, Any]]:
     """The per-type scores of an evaluation in the project's label order; with ``bias`` (the recall bias a
     version was published with), each row's ``biased`` precision and recall (the cross-fitted scores of the
-    suggestions) and, with a pair per type, the row's ``thresholds`` (its β and pair; None: not biased)."""
+    suggestions) and, with a pair per type, the row's ``thresholds`` (its β and pair; None: not biased).
+    ``leaked`` and ``biased_leaked``: the type's gold tokens and those shown as non-PHI, without and with the
+    bias (None for a version evaluated before they were counted)."""
     per_type = metrics.get("per_type") or {}
-    biased_per_type = ((bias or {}).get("metrics") or {}).get("per_type") or {}
+    biased_metrics = (bias or {}).get("metrics") or {}
+    biased_per_type = biased_metrics.get("per_type") or {}
+    leaked, biased_leaked = metrics.get("leaked_by_type") or {}, biased_metrics.get("leaked_by_type") or {}
     pairs, betas = (bias or {}).get("thresholds") or {}, (bias or {}).get("betas") or {}
     order = [label for label in project.labels if label in per_type]
     order += sorted(set(per_type) - set(order))
     return [{"label": label, **per_type[label], "biased": biased_per_type.get(label),
+             "leaked": leaked.get(label), "biased_leaked": biased_leaked.get(label),
              "thresholds": {"beta": betas.get(label), "tau_main": pairs[label][0], "tau_alt": pairs[label][1]}
              if label in pairs else None}
             for label in order]

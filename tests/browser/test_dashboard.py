@@ -204,7 +204,9 @@ def test_dashboard_of_a_seeded_project_shows_the_stored_figures(live_server, new
     assert rows.count() == len(version.metrics["per_type"])
     row = page.locator(f'#per-type-table tr[data-type="{phi}"] td').all_inner_texts()
     scores = version.metrics["per_type"][phi]
-    assert row == [phi, f"{scores['p']:.3f}", f"{scores['r']:.3f}", f"{scores['f1']:.3f}", str(scores["support"])]
+    leaked = version.metrics["leaked_by_type"][phi]
+    assert row == [phi, f"{scores['p']:.3f}", f"{scores['r']:.3f}", f"{scores['f1']:.3f}", str(scores["support"]),
+                       f"{leaked['leaked']} / {leaked['gold']}"]
     assert page.inner_text('#training-table [data-field="gold"]') == str(len(version.gold_document_ids))
     assert page.inner_text('#training-table [data-field="n_tokens"]') == str(version.n_tokens)
     assert page.inner_text('#time-table [data-field="train_seconds"]') == f"{version.train_seconds:.1f} s"

@@ -39,6 +39,7 @@ def _metrics(step: int, mcnemar: dict | None = None) -> dict:
         "leakage": 0.28 - 0.06 * step,
         "per_type": {label: {**_scores(0.5 + 0.1 * step + 0.05 * i, 0.4 + 0.1 * step + 0.04 * i), "support": 10 + i}
                      for i, label in enumerate(TYPES)},
+        "leaked_by_type": {label: {"gold": 40 + i, "leaked": 6 - 2 * step + i} for i, label in enumerate(TYPES)},
         "eval_tokens": 4000,
         "counts": {"tp": 300, "pred": 350, "gold": 360, "tp_binary": 320, "token_tp": 800, "token_tp_type": 790,
                    "token_pred": 850, "token_gold": 880},
@@ -236,7 +237,8 @@ def test_with_a_recall_bias_the_per_type_table_shows_the_precision_and_recall_it
     client = _client(users["lead"])
     url = reverse("learning:model-version", args=[project.pk, version.pk])
     assert "Precision with the recall bias" not in client.get(url).content.decode()  # no bias: no columns
-    biased = {"per_type": {"FECHAS": {**_scores(0.61, 0.97), "support": 10}}}
+    biased = {"per_type": {"FECHAS": {**_scores(0.61, 0.97), "support": 10}},
+              "leaked_by_type": {"FECHAS": {"gold": 41, "leaked": 1}}}
     version.choices = {**version.choices, "recall_bias": {"beta": 4, "tau_main": 0.992, "tau_alt": 0.005,
                                                           "metrics": {**_metrics(0), **biased}}}
     version.save()
@@ -244,9 +246,14 @@ def test_with_a_recall_bias_the_per_type_table_shows_the_precision_and_recall_it
     assert "Precision with the recall bias" in html and "cross-fitted on the evaluation documents" in html
     fechas = re.search(r'<tr data-type="FECHAS">(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r'class="num biased">([0-9.—]+)', fechas) == ["0.610", "0.970"]
+    # The type's leaked tokens, of its gold tokens, by the model (the last version: step 2) and its suggestions.
+    assert re.findall(r'data-col="(leaked|biased-leaked)">([^<]+)<', fechas) == [("leaked", "3 / 41"),
+                                                                                 ("biased-leaked", "1 / 41")]
     # A type the biased evaluation has no score for shows a dash.
     other = re.search(rf'<tr data-type="{TYPES[0]}">(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r'class="num biased">([0-9.—]+)', other) == ["—", "—"]
+    assert re.findall(r'data-col="biased-leaked">([^<]+)<', other) == ["—"]
+    assert "tokens in the evaluation documents, those the model leaves as not PHI" in html
 
 
 def test_with_a_beta_per_type_the_per_type_table_shows_each_type_s_beta_and_thresholds(project, users):
@@ -259,9 +266,10 @@ def test_with_a_beta_per_type_the_per_type_table_shows_each_type_s_beta_and_thre
     html = _client(users["lead"]).get(reverse("learning:model-version", args=[project.pk, version.pk])).content.decode()
     assert "F4, with a β of its own for some types: thresholds for 2 PHI types" in html
     fechas = re.search(r'<tr data-type="FECHAS">(.*?)</tr>', html, re.S).group(1)
-    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', fechas) == ["F20", "0.9 / 0.0001", "0.550", "0.990"]
+    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', fechas) == ["F20", "0.9 / 0.0001", "0.550", "0.990",
+                                                                      "7 / 41"]
     first = re.search(rf'<tr data-type="{TYPES[0]}">(.*?)</tr>', html, re.S).group(1)
-    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', first) == ["F4", "0.992 / 0.005", "—", "—"]
+    assert re.findall(r'class="num biased"[^>]*>([^<]+)<', first) == ["F4", "0.992 / 0.005", "—", "—", "6 / 40"]
     # A type with no thresholds of its own keeps the model's labels.
     others = [t for t in re.findall(r'<tr data-type="([^"]+)">', html) if t not in ("FECHAS", TYPES[0])]
     for kind in others:

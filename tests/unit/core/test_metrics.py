@@ -51,6 +51,10 @@ def test_leakage_by_type_hand_worked():
         "NAME": {"gold": 2, "leaked": 1, "leakage": 0.5},
     }
     assert leakage_by_type([GOLD], [[]])["NAME"]["leakage"] == 1.0
+    # The evaluation a model version keeps counts them too (the model's page shows them per type).
+    assert evaluate([GOLD, EMPTY], [PRED, []])["leaked_by_type"] == {
+        "DATE": {"gold": 1, "leaked": 0}, "LOC": {"gold": 1, "leaked": 0}, "NAME": {"gold": 2, "leaked": 1}}
+    assert evaluate([EMPTY], [[]])["leaked_by_type"] == {}
 
 
 def test_perfect_and_empty_predictions():
