@@ -45,7 +45,20 @@ def deid_model_state(project: Project) -> dict[str, Any]:
     when it is not that one (``deid_model_latest``: queued, training or failed)."""
     current = current_deid_model(project)
     latest = DeidModel.objects.filter(project=project).order_by("-created_at", "-pk").first()
-    return {"deid_model": current, "deid_model_latest": latest if latest != current else None}
+    return {"deid_model": current, "deid_model_latest": latest if latest != current else None,
+            "deid_model_leaks": leaks_by_type(current) if current is not None else None}
+
+
+def leaks_by_type(model: ModelVersion | DeidModel) -> list[dict[str, Any]] | None:
+    """The PHI types of which the model leaves evaluation tokens as non-PHI (``label``, ``leaked``, ``gold``),
+    the largest share first: with a recall bias, what its suggestions and concealment leave (cross-fitted),
+    else what its own decoding leaves; None for a model evaluated before these were counted."""
+    bias_metrics = ((model.choices or {}).get("recall_bias") or {}).get("metrics")
+    counted = (bias_metrics or model.metrics or {}).get("leaked_by_type")
+    if counted is None:
+        return None
+    rows = [{"label": label, **counts} for label, counts in counted.items() if counts["leaked"]]
+    return sorted(rows, key=lambda row: (-row["leaked"] / row["gold"], row["label"]))
 
 
 def deid_model_summary(model: DeidModel | None) -> dict | None:

@@ -14,6 +14,7 @@ from annotator.models import AuditEvent
 from corpus.synthetic import generate_notes
 from deid.services.deidentify import NoModelError, deidentify_text
 from learning.models import DeidModel
+from learning.selectors.models import leaks_by_type
 from learning.services.retrain import train_and_rank
 from tests.html_forms import form_values
 from tests.integration.celery_worker import Worker, wait_for
@@ -84,6 +85,13 @@ def test_a_lead_trains_the_ensemble_and_text_is_de_identified_with_it(lead, user
     page = lead.get(url).content.decode()
     table = re.search(r'id="deid-model-table">(.*?)</table>', page, re.S).group(1)
     assert "10 gold records" in table and f"{model.metrics['entity']['f1']:.3f}" in table
+    # The types it leaks, as its recall bias conceals (cross-fitted), the largest share first.
+    counted = bias["metrics"]["leaked_by_type"]
+    leaks = re.search(r'<tr id="deid-model-leaks">(.*?)</tr>', table, re.S).group(1)
+    shown = re.findall(r'<span data-type="([^"]+)">[^<]* (\d+) / (\d+)</span>', leaks)
+    assert shown == sorted(((kind, str(c["leaked"]), str(c["gold"])) for kind, c in counted.items() if c["leaked"]),
+                           key=lambda row: (-int(row[1]) / int(row[2]), row[0]))
+    assert (shown == []) == ("none of the evaluation set" in leaks) and "with the recall bias, cross-fitted" in leaks
     assert "deid-model-latest" not in page
     partial = lead.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "hx-trigger" not in partial and 'id="deid-model-table"' in partial
@@ -119,3 +127,16 @@ def test_the_command_trains_it_here(loop_project, settings, tmp_path):
         call_command("train_deid_model", project=loop_project.name)
     with pytest.raises(CommandError, match="no project named 'Z'"):
         call_command("train_deid_model", project="Z")
+
+
+def test_the_types_a_model_leaks_are_listed_largest_share_first_from_what_its_recall_bias_conceals():
+    counts = {"FECHAS": {"gold": 50, "leaked": 1}, "PROFESION": {"gold": 9, "leaked": 6},
+              "INSTITUCION": {"gold": 40, "leaked": 4}, "PAIS": {"gold": 20, "leaked": 0},
+              "HOSPITAL": {"gold": 100, "leaked": 10}}
+    plain = DeidModel(metrics={"leaked_by_type": counts}, choices={})
+    assert [(row["label"], row["leaked"]) for row in leaks_by_type(plain)] == [
+        ("PROFESION", 6), ("HOSPITAL", 10), ("INSTITUCION", 4), ("FECHAS", 1)]  # a tie (0.1) by name
+    concealed = {"leaked_by_type": {"PAIS": {"gold": 20, "leaked": 0}}}
+    biased = DeidModel(metrics={"leaked_by_type": counts}, choices={"recall_bias": {"beta": 4, "metrics": concealed}})
+    assert leaks_by_type(biased) == []  # with the bias nothing leaks
+    assert leaks_by_type(DeidModel(metrics={"leakage": 0.1}, choices={})) is None  # evaluated before they were counted
