@@ -11,12 +11,13 @@ space ("70años", "MartínezNºCol", "DRAlberto"); mixed IDs such as "12345678X"
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import overload
 
-__all__ = ["Token", "TokenOffsets", "tokenize", "tokens_of", "sentence_bounds"]
+__all__ = ["Token", "TokenOffsets", "tokenize", "tokens_of", "sentence_bounds", "fold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,3 +235,9 @@ def sentence_bounds(text: str, tokens: list[Token]) -> list[tuple[int, int]]:
             begin = i + 1
     bounds.append((begin, n))
     return bounds
+
+
+def fold(word: str) -> str:
+    """``word`` case-folded and without accents, so that "Tío" and "tio" compare equal."""
+    decomposed = unicodedata.normalize("NFD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

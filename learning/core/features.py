@@ -687,7 +687,7 @@ class FeatureExtractor:
                     else:
                         feats += self._in_parentheses[slot if slot < 3 else 3]
                 out.append(feats)
-                if tokens[q].text == ":":
+                if word == ":":
                     words = [t.text.lower() for t in tokens[key_start:q] if t.text[0].isalnum()]
                     # After an earlier key on the line, the words before this colon end with the
                     # previous value ("Médico: Ana Gil NºCol:"), so only the last word is the key.
@@ -704,7 +704,7 @@ class FeatureExtractor:
                         )
                     since_colon = 0
                     key_start = q + 1
-                elif tokens[q].text in ".;" and key is not None and since_colon > 0:
+                elif word in ".;" and key is not None and since_colon > 0:
                     # A stop ends the value; a later colon on the line starts a new key.
                     key_start = q + 1
             i = j

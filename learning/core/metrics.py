@@ -187,8 +187,9 @@ def _leaked_by_type(gold: np.ndarray, pred: np.ndarray, codes: dict[str | None, 
     kinds = {code: kind for kind, code in codes.items()}
     gold_count = np.bincount(gold, minlength=len(codes))
     leaked = np.bincount(gold[pred == 0], minlength=len(codes))
+    present = [code for code in np.flatnonzero(gold_count).tolist() if code]  # code 0: non-PHI
     return {kinds[code]: {"gold": int(gold_count[code]), "leaked": int(leaked[code])}
-            for code in sorted(np.flatnonzero(gold_count).tolist(), key=lambda c: kinds[c] or "") if code}
+            for code in sorted(present, key=kinds.__getitem__)}
 
 
 def leakage_by_type(

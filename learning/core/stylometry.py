@@ -32,14 +32,13 @@ of import time that the clustering and batch functions do not need. Neither's gl
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from corpus.text import sentence_bounds, tokenize
+from corpus.text import fold, sentence_bounds, tokenize
 from learning.core._compat import textstat as textstat_compat
 
 __all__ = [
@@ -142,12 +141,6 @@ def _locale(language: str) -> str:
 
 def _is_word(token_text: str) -> bool:
     return any(ch.isalnum() for ch in token_text)
-
-
-def _fold(word: str) -> str:
-    """Lower-case without accents, so "Diagnóstico" and "diagnostico" match the stem "diagnost"."""
-    decomposed = unicodedata.normalize("NFD", word.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 @lru_cache(maxsize=None)
@@ -260,7 +253,7 @@ def _lexical_richness(words: Sequence[str]) -> dict[str, float]:
 def _clinical_stems(language: str, clinical_terms: Iterable[str] | None) -> tuple[str, ...]:
     if clinical_terms is None:
         return DEFAULT_CLINICAL_TERMS[language]
-    stems = tuple(_fold(term.strip()) for term in clinical_terms)
+    stems = tuple(fold(term.strip()) for term in clinical_terms)
     if not all(stems):
         raise ValueError("Clinical terms must be non-empty strings; an empty term would match every word.")
     return stems
@@ -271,7 +264,7 @@ def _features(text: str, language: str, stems: tuple[str, ...]) -> dict[str, flo
     counts = _count(text, locale)
     if counts is None:
         return dict.fromkeys(FEATURE_NAMES, 0.0)
-    clinical = sum(1 for w in counts.words if _fold(w).startswith(stems)) if stems else 0
+    clinical = sum(1 for w in counts.words if fold(w).startswith(stems)) if stems else 0
     features = {
         **_readability(counts, locale),
         **_lexical_richness(counts.words),

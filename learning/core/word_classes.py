@@ -21,7 +21,7 @@ Decisions:
 """
 from __future__ import annotations
 
-import unicodedata
+from corpus.text import fold
 
 __all__ = ["KINSHIP", "word_class"]
 
@@ -38,15 +38,9 @@ relative relatives
 """.split())
 
 
-def _plain(word: str) -> str:
-    """``word`` lower-cased, without accents."""
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-_CLASSES = {_plain(word): "kin" for word in KINSHIP}
+_CLASSES = {fold(word): "kin" for word in KINSHIP}
 
 
 def word_class(word: str) -> str | None:
     """The class of ``word`` (``"kin"``), or None."""
-    return _CLASSES.get(_plain(word))
+    return _CLASSES.get(fold(word))
