@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,11 +78,70 @@ def new_page(browser):
         pages.append(page)
         return page
 
-    yield make
-    for context in contexts:
-        context.close()
+    with _served_requests() as serving:
+        yield make
+        # A workbench saves its draft when its page goes (pagehide, a keepalive request the browser sends even
+        # after the page is closed). Saved now and awaited, nothing is left to send; and the pages are closed
+        # only once the live server has answered every request, so none of them still holds rows when the
+        # test's database is flushed (a save racing the flush deadlocks it).
+        for page in pages:
+            if not page.is_closed():
+                page.evaluate(_SAVE_A_WORKBENCH_DRAFT)
+        for context in contexts:
+            context.close()
+        serving.wait_until_idle()
     violations = [violation for page in pages for violation in page.csp_violations]
     assert not violations, f"the Content-Security-Policy refused: {violations}"
+
+
+#: Awaited in every page at the end of a test: the draft of a workbench on it saved until nothing is left unsaved
+#: (a workbench that is stale, offline or in conflict keeps its edits without sending them, then and on leaving).
+_SAVE_A_WORKBENCH_DRAFT = """async () => {
+  const workbench = window.deidloopWorkbench;
+  for (let attempt = 0; workbench && attempt < 20 && workbench.state().dirty; attempt++) {
+    await workbench.saveNow();
+    const state = workbench.state();
+    if (state.stale || state.offline || state.conflict) break;
+  }
+}"""
+
+
+class _ServedRequests:
+    """The requests the live server (threads of this process) is serving, from Django's request signals; the
+    test client's own requests (server name "testserver") are not counted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._serving: set[int] = set()  # the threads serving one: a thread serves one request at a time
+
+    def started(self, environ=None, **_) -> None:
+        if (environ or {}).get("SERVER_NAME") != "testserver":
+            with self._lock:
+                self._serving.add(threading.get_ident())
+
+    def finished(self, **_) -> None:
+        with self._lock:
+            self._serving.discard(threading.get_ident())
+            self._lock.notify_all()
+
+    def wait_until_idle(self, timeout: float = 30.0) -> None:
+        with self._lock:
+            if not self._lock.wait_for(lambda: not self._serving, timeout=timeout):
+                raise AssertionError(f"the live server still serves {len(self._serving)} request(s) after {timeout} s")
+
+
+@contextmanager
+def _served_requests():
+    from django.core.signals import request_finished, request_started
+
+    served = _ServedRequests()
+    request_started.connect(served.started, weak=False)
+    request_finished.connect(served.finished, weak=False)
+    try:
+        yield served
+    finally:
+        request_started.disconnect(served.started)
+        request_finished.disconnect(served.finished)
 
 
 def wait_for_true(page, expression: str, *, timeout: float = 30_000) -> None:
