@@ -154,6 +154,9 @@ document.addEventListener("DOMContentLoaded", function () {
       added.push(span);
     }
     pending = null;
+    // Hiding the form moves the focus off its field only at the next rendering; until then the keys typed next
+    // (r, j, 1…) would go to the hidden field instead of the page.
+    addLabel.blur();
     addForm.hidden = true;
     showChanges();
   }
