@@ -308,6 +308,14 @@ def first_ranked(*, ranking_id: int, count: int) -> list[tuple[int, str, dict]]:
                 .values_list("document_id", "document__text", "pre_annotations")[:count])
 
 
+def ranked_records(*, ranking_id: int, document_ids: Sequence[int]) -> list[tuple[int, str, dict]]:
+    """(document id, text, stored pre-annotations) of these records of a ranking (staged or published) that are
+    still in the pool."""
+    rows = PoolScore.objects.filter(ranking_id=ranking_id, document_id__in=list(document_ids),
+                                    document__status=Document.Status.POOL)
+    return list(rows.order_by("document_id").values_list("document_id", "document__text", "pre_annotations"))
+
+
 def ranking_scores(*, ranking_id: int) -> tuple[list[int], list[float]]:
     """The documents a ranking scores and their scores (in document id order)."""
     rows = list(PoolScore.objects.filter(ranking_id=ranking_id).order_by("document_id")

@@ -50,7 +50,7 @@ from learning.models import ModelVersion, RetrainJob, SilverSentence
 from learning.selectors.loop import loop_recall_bias, loop_tagger
 from learning.selectors.measured_costs import project_strategy
 from learning.services import cold_refit, jobs, model_store
-from learning.services.completion import complete_first_records
+from learning.services.completion import complete_before_publishing, complete_first_records
 from learning.services.model_store import load_model
 from learning.services.ordering import ranking_order
 
@@ -331,7 +331,9 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
             batch_size=2000,
         )
         # By score; when the project asks for diverse batches, each batch spread across stylometric clusters.
-        order = ranking_order(Project.objects.get(pk=job.project_id), job.ranking_id)
+        project = Project.objects.get(pk=job.project_id)
+        order = ranking_order(project, job.ranking_id)
+        complete_before_publishing(project=project, ranking_id=job.ranking_id, order=order)
         activate_ranking(ranking_id=job.ranking_id, model_version_id=version.pk, order=order)
         job.status = RetrainJob.Status.DONE
         job.model_version = version

@@ -17,7 +17,7 @@ from annotator.services.imports import import_documents
 from annotator.services.notify import project_group
 from corpus.synthetic import generate_notes
 from learning.models import ModelVersion, RetrainJob, StoredFeatures
-from learning.services.completion import completion_mark
+from learning.services.completion import COMPLETED_BEFORE_PUBLISHING, completion_mark
 from learning.services.retrain import train_and_rank
 from tests.integration.celery_worker import Worker, wait_for
 
@@ -123,11 +123,14 @@ def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loo
     old_scores = dict(PoolScore.objects.filter(ranking=old_ranking).values_list("document_id", "score"))
     assert any(abs(old_scores[d] - s) > 1e-9 for d, s in scored)  # the new model scores differently
 
+    # The first records were completed in the transaction that published the ranking: served ready.
+    mark = completion_mark(project)
+    first_served = PoolScore.objects.filter(ranking=ranking).order_by("rank").values_list("pre_annotations", flat=True)
+    assert all(pre.get("completed") == mark for pre in first_served[:COMPLETED_BEFORE_PUBLISHING])
     nxt = client.post(f"/api/projects/{project.pk}/next/").json()
     assert nxt["document"]["id"] == scored[0][0]  # the new model's first choice is served next
     # Right after publishing, the worker completed the suggestions of the new ranking's first records (all of
     # them here) ahead of their hand-out.
-    mark = completion_mark(project)
     _wait(lambda: all(pre.get("completed") == mark for pre in PoolScore.objects.filter(
         ranking=ranking, document__status="pool").values_list("pre_annotations", flat=True)), 30, worker,
         "the first records completed ahead")

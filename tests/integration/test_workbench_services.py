@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Document, Membership, PoolScore, Ranking
@@ -16,7 +16,7 @@ from annotator.services.imports import import_documents
 from annotator.services.projects import set_membership
 from annotator.services.queue import next_record
 from corpus.types import Document as CorpusDocument
-from learning.services.completion import complete_first_records, completion_mark
+from learning.services.completion import complete_before_publishing, complete_first_records, completion_mark
 
 NAME = "NOMBRE_SUJETO_ASISTENCIA"
 
@@ -321,3 +321,30 @@ def test_the_first_records_of_a_ranking_are_completed_ahead_and_handed_out_as_co
     for user, document in ((users["lead"], documents[1]), (users["admin"], documents[2])):
         handed = next_record(project=project, user=user).annotation
         assert handed.document_id == document.pk and email in handed.suggested
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_first_records_of_a_staged_ranking_are_completed_in_the_transaction_that_publishes_it(
+        users, projects, monkeypatch):
+    project = projects["A"]
+    text = "Paciente: Blanca Ramos Ibañez. Correo: blanca.ramos@correo.es."
+    name = {"start": 10, "end": 29, "label": NAME, "confidence": 0.9}
+    import_documents(project=project, annotated=False,
+                     documents=[CorpusDocument(text=f"{text} {i}", name=f"r{i}") for i in range(4)])
+    documents = list(project.documents.order_by("id"))
+    staged = rank(project, documents, spans=[name])
+    Ranking.objects.filter(pk=staged.pk).update(is_current=False)
+    order = [documents[2].pk, documents[0].pk, documents[3].pk, documents[1].pk]  # first served first
+    mark = completion_mark(project)
+
+    with transaction.atomic():
+        assert complete_before_publishing(project=project, ranking_id=staged.pk, order=order, count=2) == 2
+        # A failure of the completion is undone to its savepoint: the publishing transaction goes on.
+        monkeypatch.setattr("learning.services.completion.complete_suggestions",
+                            lambda *args, **kwargs: 1 / 0)
+        assert complete_before_publishing(project=project, ranking_id=staged.pk, order=order[2:], count=2) == 0
+        assert Document.objects.count() == 4
+    stored = dict(PoolScore.objects.filter(ranking=staged).values_list("document_id", "pre_annotations"))
+    assert [stored[document_id].get("completed") == mark for document_id in order] == [True, True, False, False]
+    assert {text[s["start"]:s["end"]] for s in stored[documents[2].pk]["spans"]} == {
+        "Blanca Ramos Ibañez", "blanca.ramos@correo.es"}
