@@ -29,13 +29,33 @@ class ProjectCreateSerializer(serializers.Serializer):
     description = serializers.CharField(default="", allow_blank=True)
 
 
-class DocumentListSerializer(serializers.ModelSerializer):
+class SharedReadFields:
+    """For a serializer that only writes out (the read-only viewsets' records and annotations): its fields are
+    built once per class and shared by every instance, in every thread, instead of once per instance.
+
+    A ModelSerializer builds its fields from the model's on every instance, the largest part of serializing one
+    record (about 120 of 160 µs here). Writing out only reads the fields (``get_attribute`` and
+    ``to_representation``), so they can be shared, as long as none of them reads the serializer's context (a
+    request for hyperlinks): no field of these serializers does. Validation, the schema and ``fields`` itself
+    are DRF's as usual."""
+
+    @property
+    def _readable_fields(self):
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_readable_fields")
+        if shared is None:
+            shared = [field for field in cls().fields.values() if not field.write_only]
+            cls._shared_readable_fields = shared
+        return shared
+
+
+class DocumentListSerializer(SharedReadFields, serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = ["id", "external_id", "role", "status", "n_tokens", "content_hash", "imported_at"]
 
 
-class DocumentSerializer(serializers.ModelSerializer):
+class DocumentSerializer(SharedReadFields, serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = ["id", "external_id", "text", "meta", "role", "status", "n_tokens", "content_hash", "imported_at"]
@@ -61,7 +81,7 @@ class StoredSpansField(serializers.Field):
                  "origin": span.get("origin", "human")} for span in spans]
 
 
-class AnnotationSerializer(serializers.ModelSerializer):
+class AnnotationSerializer(SharedReadFields, serializers.ModelSerializer):
     spans = StoredSpansField()
     annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
