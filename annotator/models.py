@@ -7,6 +7,7 @@ annotation is read and written in one row.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -347,6 +348,21 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         return f"account of {self.user}"
+
+
+class Session(AbstractBaseSession):
+    """A browser's session (``config.sessions``), with the account signed in to it: a request reads the session
+    and its user in one statement, deleting an account ends its sessions, and its sessions are found without
+    decoding every one."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="+")
+
+    @classmethod
+    def get_session_store_class(cls):
+        from config.sessions import SessionStore
+
+        return SessionStore
 
 
 class AnnotationRevision(models.Model):

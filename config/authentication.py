@@ -12,6 +12,7 @@ from django.shortcuts import render
 from rest_framework import authentication, exceptions
 
 from annotator.services.accounts import must_change_password
+from config.sessions import user_loaded_with_session
 
 PASSWORD_CHANGE_REQUIRED = (
     "You must change the password you were given before using deidloop: log in on the web site, choose a new "
@@ -50,13 +51,15 @@ def lockout_response(request, original_response=None, credentials=None):
 
 class AccountModelBackend(ModelBackend):
     """Django's model backend, loading the user of a session with their account (``must_change_password``
-    asks it on every request) in one statement."""
+    asks it on every request): read with the session itself (``config.sessions``), else in one statement."""
 
     def get_user(self, user_id):
-        try:
-            user = get_user_model()._default_manager.select_related("deidloop_account").get(pk=user_id)
-        except get_user_model().DoesNotExist:
-            return None
+        user = user_loaded_with_session(user_id)
+        if user is None:
+            try:
+                user = get_user_model()._default_manager.select_related("deidloop_account").get(pk=user_id)
+            except get_user_model().DoesNotExist:
+                return None
         return user if self.user_can_authenticate(user) else None
 
 

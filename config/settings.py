@@ -92,7 +92,8 @@ MIDDLEWARE = [
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, authenticating with the user read together with the session (config/sessions.py).
+    "config.sessions.AuthenticationMiddleware",
     "annotator.middleware.CurrentRequestMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",
     "config.middleware.PasswordChangeRequiredMiddleware",

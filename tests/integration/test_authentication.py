@@ -12,14 +12,14 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.contrib.sessions.models import Session
 from django.core.management import call_command
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotator.models import Account, AuditEvent
+from annotator.models import Account, AuditEvent, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -140,8 +140,13 @@ def test_sessions_end_after_idle_time_and_with_the_browser(client, users):
     # One renewed less than a minute ago is not written again: a request costs no write transaction.
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/api/projects/").status_code == 200
-    assert not [query["sql"] for query in queries if "django_session" in query["sql"] and
-                not query["sql"].startswith("SELECT")]
+    statements = [query["sql"] for query in queries]
+    table = Session._meta.db_table
+    assert not [sql for sql in statements if table in sql and not sql.startswith("SELECT")]
+    # The session is read with its user and their account, in one statement; the user is not read again.
+    session_reads = [sql for sql in statements if table in sql]
+    assert len(session_reads) == 1 and '"auth_user"' in session_reads[0] and '"annotator_account"' in session_reads[0]
+    assert not [sql for sql in statements if sql.startswith('SELECT "auth_user"')]
     assert Session.objects.get(session_key=key).expire_date == renewed
     # An expired one is gone: the next request is anonymous.
     Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
@@ -228,3 +233,19 @@ def test_every_page_carries_the_content_security_policy(client, users):
     assert directives["script-src"] == ["'self'"]
     assert directives["default-src"] == ["'self'"] and directives["object-src"] == ["'none'"]
     assert directives["frame-ancestors"] == ["'none'"]
+
+
+def test_a_session_names_its_user_and_ends_with_the_account(client, users):
+    _log_in(client, "lea", "pw-lea")
+    other = Client()
+    _log_in(other, "ana", "pw-ana")
+    stored = Session.objects.get(session_key=client.session.session_key)
+    assert stored.user_id == users["lead"].pk
+    assert sorted(Session.objects.exclude(user=None).values_list("user_id", flat=True)) == sorted(
+        [users["lead"].pk, users["annotator"].pk])
+    assert client.get("/api/projects/").status_code == 200
+
+    users["lead"].delete()
+    assert not Session.objects.filter(session_key=stored.session_key).exists()
+    assert client.get("/api/projects/").status_code == 403  # anonymous now
+    assert other.get("/api/projects/").status_code == 200

@@ -7,10 +7,9 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.sessions.models import Session
 from django.test import Client
 
-from annotator.models import Account, AuditEvent, Membership
+from annotator.models import Account, AuditEvent, Membership, Session
 from annotator.services.accounts import must_change_password
 from annotator.services.members import (
     INVITATION,
