@@ -351,18 +351,12 @@ class Account(models.Model):
 
 
 class Session(AbstractBaseSession):
-    """A browser's session (``config.sessions``), with the account signed in to it: a request reads the session
-    and its user in one statement, deleting an account ends its sessions, and its sessions are found without
-    decoding every one."""
+    """A browser's session, with the account signed in to it: a request reads the session and its user in one
+    statement, deleting an account ends its sessions, and its sessions are found without decoding every one.
+    Stored, read and decoded by the session engine (``SESSION_ENGINE``), which names this model."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="+")
-
-    @classmethod
-    def get_session_store_class(cls):
-        from config.sessions import SessionStore
-
-        return SessionStore
 
 
 class AnnotationRevision(models.Model):
