@@ -353,10 +353,14 @@ class Account(models.Model):
 class Session(AbstractBaseSession):
     """A browser's session, with the account signed in to it: a request reads the session and its user in one
     statement, deleting an account ends its sessions, and its sessions are found without decoding every one.
-    Stored, read and decoded by the session engine (``SESSION_ENGINE``), which names this model."""
+    Stored, read and decoded by the session engine (``SESSION_ENGINE``), which names this model.
+
+    The user is not a constraint of the database: a session stored for an account deleted at the same moment
+    must not fail its insert, which Django would retry with a new key for ever. Deleting an account through
+    Django deletes its sessions; a session left naming no account is read as anonymous."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="+")
+                             related_name="+", db_constraint=False)
 
 
 class AnnotationRevision(models.Model):

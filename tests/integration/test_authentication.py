@@ -8,10 +8,12 @@ import io
 import os
 import re
 import stat
+import threading
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -249,3 +251,18 @@ def test_a_session_names_its_user_and_ends_with_the_account(client, users):
     assert not Session.objects.filter(session_key=stored.session_key).exists()
     assert client.get("/api/projects/").status_code == 403  # anonymous now
     assert other.get("/api/projects/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_session_stored_for_an_account_that_is_gone_is_saved_and_read_as_nobodys():
+    from config.sessions import SessionStore
+
+    store = SessionStore()
+    store[SESSION_KEY] = "999999"  # an account deleted while its session was being stored
+    saving = threading.Thread(target=store.create, daemon=True)
+    saving.start()
+    saving.join(timeout=20)
+    assert not saving.is_alive()  # saved once: no constraint of the database refuses it, and no retry loop
+    assert Session.objects.get(session_key=store.session_key).user_id == 999999
+    again = SessionStore(store.session_key)
+    assert again[SESSION_KEY] == "999999" and again.loaded_user is None
