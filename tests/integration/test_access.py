@@ -199,3 +199,30 @@ def test_bad_filters_and_pages_are_400_with_the_reason(users, projects, api_as):
     response = client.get(f"/api/projects/{projects['A'].pk}/annotations/?limit=100000")
     assert response.status_code == 400 and "at most" in response.json()["limit"]
     assert client.get(f"/api/projects/{projects['A'].pk}/annotations/?offset=-1").status_code == 400
+
+
+@pytest.mark.django_db
+def test_project_for_reads_the_project_and_the_members_role_as_the_orm_would(users, projects):
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+
+    from annotator.models import Project
+    from annotator.permissions import Can, project_for
+
+    project = projects["A"]
+    set_membership(project=project, user=users["outsider"], role=Membership.Role.ADJUDICATOR)
+    fields = [field.attname for field in Project._meta.concrete_fields]
+    expected = Project.objects.values_list(*fields).get(pk=project.pk)
+    for user, role in ((users["lead"], "lead"), (users["annotator"], "annotator"), (users["outsider"], "adjudicator"),
+                       (users["admin"], None)):
+        found = project_for(user, str(project.pk), Can.SEE_PROJECT)
+        assert tuple(getattr(found, name) for name in fields) == expected
+        assert getattr(found, "_member_role", None) == role  # None: a superuser, an admin without a membership
+    with pytest.raises(PermissionDenied, match="may not import"):
+        project_for(users["annotator"], project.pk, Can.MANAGE)
+    # Outsiders, missing projects and ids that are no project's are told nothing.
+    B = projects["B"]
+    for user in (users["lead"], users["admin"]):
+        for wrong in ("x", None, -1, 0, 10**30, 2**63, 2**63 - 1) + ((B.pk,) if user is users["lead"] else ()):
+            with pytest.raises(Http404):
+                project_for(user, wrong, Can.SEE_PROJECT)
