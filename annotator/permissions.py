@@ -162,7 +162,10 @@ def project_for(user, project_id, action: Can) -> Project:
     if member:  # the project and the user's role in it, in one statement
         project = _project_with_role(user_id=user.pk, project_id=pk)
     else:
-        project = Project.objects.filter(pk=pk).first() if 0 < pk < _ID_LIMIT else None
+        try:
+            project = Project.objects.get(pk=pk) if 0 < pk < _ID_LIMIT else None
+        except Project.DoesNotExist:
+            project = None
     if project is None:
         raise Http404("no such project")
     known = _roles_of_this_request()
