@@ -266,3 +266,47 @@ def test_a_session_stored_for_an_account_that_is_gone_is_saved_and_read_as_nobod
     assert Session.objects.get(session_key=store.session_key).user_id == 999999
     again = SessionStore(store.session_key)
     assert again[SESSION_KEY] == "999999" and again.loaded_user is None
+
+
+def _fields(instance):
+    return None if instance is None else (type(instance), [
+        getattr(instance, field.attname) for field in instance._meta.concrete_fields])
+
+
+@pytest.mark.django_db
+def test_a_session_is_read_with_its_user_and_account_as_the_orms_select_related_reads_them(client, users):
+    from config.sessions import SessionStore
+
+    _log_in(client, "lea", "pw-lea")
+    key = client.session.session_key
+    lead = users["lead"]
+
+    def both():
+        try:
+            orm = Session.objects.select_related("user__deidloop_account").get(
+                session_key=key, expire_date__gt=timezone.now())
+        except Session.DoesNotExist:
+            orm = None
+        return orm, SessionStore(key)._get_session_from_db()
+
+    Account.objects.update_or_create(user=lead, defaults={"must_change_password": True})
+    orm, ours = both()
+    assert _fields(ours) == _fields(orm) and _fields(ours.user) == _fields(orm.user)
+    assert _fields(ours.user.deidloop_account) == _fields(orm.user.deidloop_account)
+    assert ours.user.deidloop_account.user is ours.user  # each side of the relation cached, as the ORM does
+    with CaptureQueriesContext(connection) as queries:
+        assert ours.user.deidloop_account.must_change_password and ours.user.username == "lea"
+    assert not queries.captured_queries
+
+    Account.objects.filter(user=lead).delete()  # no account: cached as missing, not read again
+    orm, ours = both()
+    field = type(lead)._meta.get_field("deidloop_account")
+    assert field.is_cached(ours.user) and field.get_cached_value(ours.user) is None
+    assert field.get_cached_value(orm.user) is None and _fields(ours.user) == _fields(orm.user)
+
+    Session.objects.filter(session_key=key).update(user_id=999999)  # an account that is gone
+    orm, ours = both()
+    assert ours.user is None and orm.user is None and _fields(ours) == _fields(orm)
+
+    Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
+    assert both() == (None, None)
