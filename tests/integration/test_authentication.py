@@ -310,3 +310,41 @@ def test_a_session_is_read_with_its_user_and_account_as_the_orms_select_related_
 
     Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
     assert both() == (None, None)
+
+
+def test_sessions_of_djangos_own_table_move_with_their_users_and_leave_nothing_behind(client, users):
+    """What an upgrade finds: sessions stored before sessions named their user, in ``django_session``."""
+    from importlib import import_module
+
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session as OldSession
+
+    move_sessions = import_module("annotator.migrations.0015_sessions_moved").move_sessions
+    _log_in(client, "lea", "pw-lea")
+    signed_in = Session.objects.get(session_key=client.session.session_key)
+    gone = Client()
+    _log_in(gone, "otto", "pw-otto")
+    gone_row = Session.objects.get(session_key=gone.session.session_key)
+    later = timezone.now() + timedelta(hours=1)
+    old = [
+        OldSession(session_key=signed_in.session_key, session_data=signed_in.session_data, expire_date=later),
+        OldSession(session_key=gone_row.session_key, session_data=gone_row.session_data, expire_date=later),
+        OldSession(session_key="expired" * 4, session_data=signed_in.session_data,
+                   expire_date=timezone.now() - timedelta(seconds=1)),
+        OldSession(session_key="altered" * 4, session_data="not-signed:" + signed_in.session_data[11:],
+                   expire_date=later),
+    ]
+    Session.objects.all().delete()
+    OldSession.objects.bulk_create(old)
+    users["outsider"].delete()
+    before = Client()
+    before.cookies[settings.SESSION_COOKIE_NAME] = signed_in.session_key
+    assert before.get("/api/projects/").status_code == 403  # not read from the old table
+
+    assert move_sessions(OldSession, Session, get_user_model()) == 3
+    assert not OldSession.objects.exists()
+    assert dict(Session.objects.values_list("session_key", "user_id")) == {
+        signed_in.session_key: users["lead"].pk, gone_row.session_key: None, "altered" * 4: None}
+    assert client.get("/api/projects/").status_code == 200  # still signed in after the upgrade
+    assert gone.get("/api/projects/").status_code == 403
+    assert move_sessions(OldSession, Session, get_user_model()) == 0  # run again: nothing to do
