@@ -41,6 +41,7 @@
 
   window.deidloopCharts = {
     font: font,
+    separators: separators,
     config: {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"]},
     palette: ["#2d5bd3", "#e07b39", "#1f9d74", "#b8418a", "#7a5cc9", "#c9a227", "#3a8fb7", "#8c564b"],
     layout: layout,

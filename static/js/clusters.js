@@ -4,7 +4,7 @@
   "use strict";
   var box = document.getElementById("cluster-chart");
   var source = document.getElementById("cluster-chart-data");
-  if (!box || !source || !window.Plotly) return;
+  if (!box || !source || !window.Plotly || !window.deidloopCharts) return;
   var data = JSON.parse(source.textContent);
   var percent = function (values) { return values.map(function (v) { return 100 * v; }); };
   window.Plotly.newPlot(box, [
@@ -14,7 +14,7 @@
   ], {
     barmode: "group", height: 260, margin: { l: 50, r: 10, t: 10, b: 40 },
     yaxis: { title: { text: gettext("% of records") }, rangemode: "tozero" },
-    separators: (document.documentElement.lang || "en").slice(0, 2) === "es" ? ",." : ".,",
+    separators: window.deidloopCharts.separators,
     legend: { orientation: "h", y: 1.12 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fff"
   }, { displayModeBar: false, responsive: true });
   box.dataset.ready = "true";

@@ -20,10 +20,9 @@
 
   var INK = "#1d2330", GRID = "#e9edf3", LIVE = "#2d5bd3", RANDOM = "#7b8494";
   var PALETTE = ["#e8590c", "#2f9e44", "#ae3ec9", "#d6336c", "#0c8599", "#f59f00", "#5c940d", "#862e9c"];
-  var FONT = { family: "system-ui, -apple-system, 'Segoe UI', sans-serif", size: 13, color: INK };
+  var FONT = window.deidloopCharts.font;
   // Entity-level scores are the ones reported per PHI type; token metrics and leakage fall back to these.
-  // Numbers as the page's language writes them (decimal, then thousands mark).
-  var SEPARATORS = (document.documentElement.lang || "en").slice(0, 2) === "es" ? ",." : ".,";
+  var SEPARATORS = window.deidloopCharts.separators;
   var PER_TYPE_FALLBACK = { token_f1: "entity_f1", token_p: "entity_p", token_r: "entity_r", leakage: "entity_r" };
   var PER_TYPE_SCORE = { entity_f1: "f1", entity_p: "p", entity_r: "r" };
 

@@ -64,6 +64,7 @@ def test_a_lead_recomputes_the_clusters_and_reads_sizes_shares_and_scores(live_s
     page.click("#recompute-clusters")
     page.wait_for_selector("#cluster-table")
     page.wait_for_selector("#cluster-chart[data-ready=true]")
+    assert page.evaluate("document.getElementById('cluster-chart').layout.separators") == ".,"  # js/charts.js's
     assert page.locator(".message").inner_text() == "Clustered 40 documents into 2 clusters."
 
     clustering = Clustering.objects.get(project=project)

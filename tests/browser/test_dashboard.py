@@ -87,6 +87,10 @@ def test_dashboard_of_a_seeded_project_shows_the_stored_figures(live_server, new
     page = new_page()
     open_dashboard(page, live_server.url, seeded.lead.username, project.pk)
     page.wait_for_selector("#types-chart .main-svg")
+    page.wait_for_selector("#curve-chart .main-svg")
+    # Both charts write numbers as the page's language does (the charts' shared settings, js/charts.js).
+    assert page.evaluate("['curve-chart', 'types-chart'].map(id => document.getElementById(id).layout.separators)"
+                         ) == [".,", ".,"]
 
     # The headline figures are the current model's.
     entity = current.metrics["entity"]
