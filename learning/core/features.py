@@ -53,6 +53,7 @@ __all__ = [
     "FeatureExtractor",
     "FeatureCache",
     "CompactFeatures",
+    "LowerForms",
     "SharedFeatures",
     "get_extractor",
     "word_shape",
@@ -109,15 +110,38 @@ class FeatureVocabulary:
         return out
 
 
+class LowerForms(Sequence[str]):
+    """The lower-cased text of each token of a document: per token the id of its lower-cased form among the
+    extractor's (``names``, which only grows). Reads as a sequence of strings; ``ids`` lets a caller look up a
+    whole document with array operations (``learning.core.lexicon``)."""
+
+    __slots__ = ("ids", "names")
+
+    def __init__(self, ids: np.ndarray, names: Sequence[str]) -> None:
+        self.ids = ids
+        self.names = names
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            names = self.names
+            return [names[i] for i in self.ids[index].tolist()]
+        return self.names[self.ids[index]]
+
+
 @dataclass(frozen=True, eq=False)
 class DocumentFeatures:
-    """One document's tokens, sentences and attribute ids (CSR: token t owns ``indices[indptr[t]:indptr[t+1]]``)."""
+    """One document's tokens, sentences and attribute ids (CSR: token t owns ``indices[indptr[t]:indptr[t+1]]``),
+    and the lower-cased form of each token."""
 
     tokens: Sequence[Token]  # a list, or TokenOffsets when assembled from a compact form
     sentences: list[tuple[int, int]]
     indptr: np.ndarray  # (n_tokens + 1,) int64
     indices: np.ndarray  # (n_attributes_total,) int32, ids in ``vocabulary``
     vocabulary: FeatureVocabulary
+    lower: LowerForms
 
     @property
     def n_tokens(self) -> int:
@@ -157,7 +181,7 @@ class DocumentFeatures:
         new_ids = np.fromiter(chain.from_iterable(rows), dtype=self.indices.dtype, count=int(added.sum()))
         own = np.diff(self.indptr)
         indptr, indices = _interleave([(own, self.indices), (added, new_ids)], n)
-        return DocumentFeatures(self.tokens, self.sentences, indptr, indices, self.vocabulary)
+        return DocumentFeatures(self.tokens, self.sentences, indptr, indices, self.vocabulary, self.lower)
 
 
 @dataclass(frozen=True, eq=False)
@@ -451,7 +475,7 @@ class FeatureExtractor:
         self._roles = tuple(_Ragged() for _ in _ROLES)
         self._lower_ids: dict[str, int] = {"<s>": 0, "</s>": 1}
         self._lower_names: list[str] = ["<s>", "</s>"]
-        self._form_lower = _Growing(np.int64)
+        self._form_lower = _Growing(np.int32)
         self._bigrams: dict[tuple[int, int], tuple[int, int]] = {}
         pad = self._pad
         for side, role_ids in (("<s>", {"-1": pad[(-1, "<s>")] + self._bos, "-2": pad[(-2, "<s>")]}),
@@ -644,7 +668,8 @@ class FeatureExtractor:
         context_lengths = compact.context_lengths.astype(np.int64)
         parts += [(ones, compact.left), (ones, compact.right), (context_lengths, compact.context)]
         indptr, indices = _interleave(parts, n)
-        return DocumentFeatures(tokens, sentences, indptr, indices, self.vocabulary)
+        lower = LowerForms(self._form_lower.view()[forms], self._lower_names)
+        return DocumentFeatures(tokens, sentences, indptr, indices, self.vocabulary, lower)
 
     def _line_context(self, text: str, tokens: list[Token]) -> list[tuple[int, ...]]:
         """Per token: position in its line, the key of a ``Key: value`` line, and its slot inside parentheses."""

@@ -22,26 +22,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+import numpy as np
+
 from corpus.bio import OUTSIDE, spans_to_bio
 from corpus.text import Token
 from corpus.types import Span
 
-__all__ = ["GoldLexicon", "lower_forms", "token_spans"]
+__all__ = ["GoldLexicon", "token_spans"]
 
 #: Shares of the occurrences that were annotated, from the highest bucket down.
 RELIABILITY = ((0.9, "sure"), (0.5, "often"), (0.0, "rare"))
-
-
-def lower_forms(text: str, tokens: Sequence[Token]) -> list[str]:
-    """The lower-cased text of each token (read from offsets, so lazily made tokens are not built)."""
-    starts = getattr(tokens, "starts", None)
-    ends = getattr(tokens, "ends", None)
-    if starts is None or ends is None:
-        return [t.text.lower() for t in tokens]
-    low = text.lower()
-    if len(low) != len(text):  # a character whose lower case is longer ("İ"): token by token
-        return [text[a:b].lower() for a, b in zip(starts, ends)]
-    return [low[a:b] for a, b in zip(starts, ends)]
 
 
 def token_spans(tokens: Sequence[Token], spans: Iterable[Span]) -> list[tuple[int, int, str]]:
@@ -70,9 +60,36 @@ class GoldLexicon:
         # holds it under the key None.
         self._tree: dict = {}
         self._own: list[tuple[dict[tuple[str, ...], Counter], Counter]] = []  # per gold document
+        # For forms given as ids (features.LowerForms): per id of their list of names, whether an entry starts
+        # with that name; made for the list it was last asked with, and extended as the list grows.
+        self._first_words: tuple[object, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_first_words"] = None  # refers to an extractor's list of forms, which stays in its process
+        return state
+
+    def _read(self, forms: Sequence[str]) -> tuple[list[int], Sequence[str]]:
+        """The positions in ``forms`` where an entry may start (its first word is there), and the forms as
+        strings. Forms given as ids into a list of names (``forms.ids``, ``forms.names``) are looked up all at
+        once, each name of the list checked against the entries once."""
+        ids = getattr(forms, "ids", None)
+        if ids is None:
+            tree = self._tree
+            return [i for i, form in enumerate(forms) if form in tree], forms
+        names = forms.names
+        cached = getattr(self, "_first_words", None)  # a lexicon saved before it kept them has none
+        starts = cached[1] if cached is not None and cached[0] is names else np.zeros(0, dtype=bool)
+        if starts.shape[0] < len(names):
+            tree = self._tree
+            more = np.fromiter((name in tree for name in names[starts.shape[0]:]), dtype=bool,
+                               count=len(names) - starts.shape[0])
+            starts = np.concatenate([starts, more])
+            self._first_words = (names, starts)
+        return np.flatnonzero(starts[ids]).tolist(), [names[i] for i in ids.tolist()]
 
     @classmethod
     def from_gold(cls, documents: Iterable[tuple[Sequence[str], Iterable[tuple[int, int, str]]]],
@@ -98,8 +115,9 @@ class GoldLexicon:
             forms_of.append(forms)
         tree = lexicon._tree
         for (_, seen), forms in zip(lexicon._own, forms_of):
+            starts, forms = lexicon._read(forms)
             n_forms = len(forms)
-            for first in [i for i, form in enumerate(forms) if form in tree]:
+            for first in starts:
                 node, end = tree[forms[first]], first + 1
                 while node is not None:  # every entry that starts here, down the tree
                     entry = node.get(None)
@@ -139,8 +157,9 @@ class GoldLexicon:
         found = []
         free = 0  # the first token no match covers yet
         tree = self._tree
+        starts, forms = self._read(forms)
         n_forms = len(forms)
-        for first in [i for i, form in enumerate(forms) if form in tree]:  # few tokens start an entry
+        for first in starts:
             if first < free:
                 continue
             best = None

@@ -22,7 +22,7 @@ from corpus.bio import bio_to_spans, spans_to_bio
 from learning.core._compat import crfsuite as crfsuite_compat
 from learning.core._compat.crfsuite import CRFModelFormatError, read_crfsuite_weights
 from learning.core.features import DEFAULT_CACHE, DocumentFeatures, FeatureCache, FeatureExtractor, get_extractor
-from learning.core.lexicon import GoldLexicon, lower_forms, token_spans
+from learning.core.lexicon import GoldLexicon, token_spans
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags, training_threads
@@ -132,7 +132,7 @@ class CRFTagger(BaseTagger):
     def features(self, docs: Sequence[Document]) -> list[DocumentFeatures]:
         """The features the model reads: the cached ones, with the gold lexicon's marks when it has one."""
         feats = self._cached_features(docs)
-        marks = self._lexicon_marks(docs, feats)
+        marks = self._lexicon_marks(feats)
         if marks is None:
             return feats
         return [f.with_attributes(marked) for f, marked in zip(feats, marks)]
@@ -148,7 +148,7 @@ class CRFTagger(BaseTagger):
         feats = self._cached_features(docs, keep=True)
         if not self.gold_lexicon:
             return feats, None
-        forms = [lower_forms(doc.text, f.tokens) for doc, f in zip(docs, feats)]
+        forms = [f.lower for f in feats]
         gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
         lexicon = GoldLexicon.from_gold((forms[i], token_spans(feats[i].tokens, docs[i].spans)) for i in gold)
         place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
@@ -390,12 +390,12 @@ class CRFTagger(BaseTagger):
             unary += marked @ weights
         return unary
 
-    def _lexicon_marks(self, docs: Sequence[Document], feats: Sequence[DocumentFeatures]) -> list[dict] | None:
+    def _lexicon_marks(self, feats: Sequence[DocumentFeatures]) -> list[dict] | None:
         """Per document, the gold lexicon's attributes by token (None without a lexicon)."""
         lexicon = getattr(self, "lexicon_", None)
         if lexicon is None:
             return None
-        return [lexicon.attributes(lower_forms(doc.text, f.tokens)) for doc, f in zip(docs, feats)]
+        return [lexicon.attributes(f.lower) for f in feats]
 
     def predict_marginals(self, docs: Sequence[Document]) -> list[np.ndarray]:
         """Per document, P(label | token) as an array (n_tokens, n_labels) in ``labels_`` order.
@@ -406,7 +406,7 @@ class CRFTagger(BaseTagger):
         self._check_fitted()
         feats = self._cached_features(docs)
         starts, lengths = _sentence_layout(feats)
-        unary = self._unary(feats, np.float32, self._lexicon_marks(docs, feats))
+        unary = self._unary(feats, np.float32, self._lexicon_marks(feats))
         marginals = _chain_marginals(unary, starts, lengths, self.transition_weights_)
         out = []
         offset = 0
@@ -437,7 +437,7 @@ class CRFTagger(BaseTagger):
         self._check_fitted()
         feats = self._cached_features(docs)
         starts, lengths = _sentence_layout(feats)
-        best = _chain_viterbi(self._unary(feats, marks=self._lexicon_marks(docs, feats)), starts, lengths,
+        best = _chain_viterbi(self._unary(feats, marks=self._lexicon_marks(feats)), starts, lengths,
                               self.transition_weights_)
         labels = np.array(self.labels_, dtype=object)
         out = []

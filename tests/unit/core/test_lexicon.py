@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from corpus.text import TokenOffsets, tokenize
+from corpus.text import tokenize
 from corpus.types import Document, Span
 from learning.core import artifacts
 from learning.core.features import FeatureCache, get_extractor
-from learning.core.lexicon import GoldLexicon, lower_forms, token_spans
+from learning.core.lexicon import GoldLexicon, token_spans
 from learning.core.taggers.crf import CRFTagger
 
 
@@ -19,8 +19,12 @@ def doc(text: str, *marked: tuple[str, str]) -> Document:
     return Document(text, tuple(sorted(spans)))
 
 
+def lower(text: str) -> list[str]:
+    return [t.text.lower() for t in tokenize(text)]
+
+
 def lexicon_of(docs: list[Document]) -> tuple[GoldLexicon, list[list[str]]]:
-    forms = [lower_forms(d.text, tokenize(d.text)) for d in docs]
+    forms = [lower(d.text) for d in docs]
     spans = [token_spans(tokenize(d.text), d.spans) for d in docs]
     return GoldLexicon.from_gold(zip(forms, spans)), forms
 
@@ -67,7 +71,7 @@ def test_the_longest_entry_wins_and_matches_do_not_overlap():
             doc("Natural de Las Palmas.", ("Las Palmas", "TERRITORIO")),
             doc("Estudió en Gran Canaria.", ("Gran Canaria", "TERRITORIO"))]
     lexicon, _ = lexicon_of(gold)
-    forms = lower_forms(*(lambda t: (t, tokenize(t)))("De Las Palmas de Gran Canaria a Gran Canaria."))
+    forms = lower("De Las Palmas de Gran Canaria a Gran Canaria.")
     assert [(a, b) for a, b, _, _ in lexicon.matches(forms)] == [(1, 6), (7, 9)]
 
 
@@ -87,11 +91,23 @@ def test_punctuation_alone_is_no_entry_and_spans_longer_than_the_bound_are_left_
     assert list(lexicon.labels) == [("españa",)]
 
 
-def test_lower_forms_read_lazy_tokens_without_making_them_and_survive_longer_lower_cases():
-    text = "İlker Ünal VISITÓ"
-    tokens = tokenize(text)
-    lazy = TokenOffsets(text, [t.start for t in tokens], [t.end for t in tokens])
-    assert lower_forms(text, lazy) == lower_forms(text, tokens) == [t.text.lower() for t in tokens]
+def test_features_give_each_tokens_lower_cased_form_and_the_lexicon_reads_them_as_ids():
+    extractor = get_extractor()
+    text = "İlker Ünal VISITÓ el Hospital La Paz con su Madre."
+    f = FeatureCache().get(extractor, text)
+    assert list(f.lower) == lower(text) and f.lower[1:3] == ["ünal", "visitó"]  # "i̇lker": a longer lower case
+    gold_texts = [d.text for d in GOLD]
+    as_ids = [FeatureCache().get(extractor, t).lower for t in gold_texts]
+    spans = [token_spans(tokenize(d.text), d.spans) for d in GOLD]
+    by_ids = GoldLexicon.from_gold(zip(as_ids, spans))
+    by_strings = GoldLexicon.from_gold(zip([lower(t) for t in gold_texts], spans))
+    assert by_ids.labels == by_strings.labels and by_ids.seen == by_strings.seen
+    for k, forms in enumerate(as_ids):
+        assert by_ids.matches(forms, exclude=k) == by_strings.matches(list(forms), exclude=k)
+    assert by_ids.matches(f.lower) == by_strings.matches(lower(text)) != []
+    # Forms the extractor meets later (after the lexicon looked at its list) are looked up too.
+    later = FeatureCache().get(extractor, "Ingresa en el Hospital La Paz de Zaragozalandia.").lower
+    assert by_ids.matches(later) == by_strings.matches(list(later)) == [(3, 6, "HOSPITAL", "sure")]
 
 
 def test_extra_attributes_are_added_after_a_tokens_own():
