@@ -23,9 +23,9 @@ def move_sessions(old_model, new_model, user_model) -> int:
     """Copies the live sessions of ``old_model`` into ``new_model`` with their user, then empties ``old_model``.
     A session whose user no longer exists is moved as nobody's. Returns how many were moved."""
     live = old_model.objects.filter(expire_date__gt=timezone.now()).order_by("session_key")
-    moved = 0
-    rows = list(live.values_list("session_key", "session_data", "expire_date")[:BATCH])
-    while rows:
+    moved, after = 0, ""
+    while rows := list(live.filter(session_key__gt=after)
+                       .values_list("session_key", "session_data", "expire_date")[:BATCH]):
         users = {key: user_of(data) for key, data, _ in rows}
         known = set(user_model.objects.filter(pk__in={u for u in users.values() if u is not None})
                     .values_list("pk", flat=True))
@@ -35,9 +35,7 @@ def move_sessions(old_model, new_model, user_model) -> int:
              for key, data, expires in rows],
             ignore_conflicts=True,
         )
-        moved += len(rows)
-        rows = list(live.filter(session_key__gt=rows[-1][0])
-                    .values_list("session_key", "session_data", "expire_date")[:BATCH])
+        moved, after = moved + len(rows), rows[-1][0]
     old_model.objects.all().delete()
     return moved
 

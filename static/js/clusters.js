@@ -4,7 +4,7 @@
   "use strict";
   var box = document.getElementById("cluster-chart");
   var source = document.getElementById("cluster-chart-data");
-  if (!box || !source || !window.Plotly || !window.deidloopCharts) return;
+  if (!box || !source || !window.Plotly) return;
   var data = JSON.parse(source.textContent);
   var percent = function (values) { return values.map(function (v) { return 100 * v; }); };
   window.Plotly.newPlot(box, [

@@ -18,7 +18,7 @@
   };
   var renders = 0;
 
-  var INK = "#1d2330", GRID = "#e9edf3", LIVE = "#2d5bd3", RANDOM = "#7b8494";
+  var GRID = "#e9edf3", LIVE = "#2d5bd3", RANDOM = "#7b8494";
   var PALETTE = ["#e8590c", "#2f9e44", "#ae3ec9", "#d6336c", "#0c8599", "#f59f00", "#5c940d", "#862e9c"];
   var FONT = window.deidloopCharts.font;
   // Entity-level scores are the ones reported per PHI type; token metrics and leakage fall back to these.
