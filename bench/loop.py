@@ -25,21 +25,22 @@ annotator, one with no open record, then asks for a record, which must be the ne
 worker is stopped (also on failure) before the next N.
 
 The first retrain a fresh worker runs is on a *cold* worker: its processes hold no features yet (each process
-keeps its own ``FeatureCache``) and import crfsuite on first use; they read the records' features that
-earlier processes stored in the database (``learning.services.feature_store``; the in-process warm-up stores
-them for every record), as a worker does after a restart, on another host, or when its pool grows back after
-its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm* workers. Both are
-reported (warm: the median of the warm runs), with the median and the max over all runs of a worker count,
-and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or "cold",
-crfsuite from zero; the in-process warm-up is cold).
+keeps its own ``FeatureCache``) and import crfsuite on first use; they read the records' features and the
+project's vocabulary that earlier processes stored in the database (``learning.services.feature_store``; the
+in-process warm-up stores them for every record), as a worker does after a restart, on another host, or when
+its pool grows back after its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm*
+workers. Both are reported (warm: the median of the warm runs), with the median and the max over all runs of a
+worker count, and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or
+"cold", crfsuite from zero; the in-process warm-up is cold).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
 speed-up is bounded by the training share (Amdahl): with training t and scoring s seconds on one process, 2
 processes can at best take t + s/2; ``ideal_speedup_total`` is that bound from the 1-worker figures. And
 ``cold_2_workers_nothing_stored``: one more retrain on a fresh 2-process worker after the project's stored
-features are deleted (the first retrain of records no process has featurized), with the 2-worker cold run
-(features stored) as a ratio of it, and both cold scorings as ratios of the warm one.
+features and vocabulary are deleted (the first retrain of records no process has featurized), with the
+2-worker cold run (features and vocabulary stored) as a ratio of it, and both cold scorings as ratios of the
+warm one.
 
 ``--large-pool N`` then grows the pool to N records and times two more retrains with 2 workers (how the
 refresh grows with the pool). Unless ``--no-quality``, the warm start's quality is checked in the same run
@@ -348,7 +349,7 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     from annotator.services.imports import import_documents
     from annotator.services.projects import create_project, set_membership
     from corpus.text import tokenize
-    from learning.models import StoredFeatures
+    from learning.models import StoredFeatures, StoredVocabulary
     from learning.services.feature_store import share_features
     from learning.services.retrain import train_and_rank
     from tests.integration.celery_worker import Worker
@@ -429,6 +430,7 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     if "2" in results:
         # Reference: a cold 2-process worker that finds no record's features stored (the first retrain ever).
         StoredFeatures.objects.filter(document__project=project).delete()
+        StoredVocabulary.objects.filter(project=project).delete()
         worker = Worker(queue=os.environ["DEIDLOOP_QUEUE"], data_dir=scratch / "data",
                         log_path=scratch / "worker-nothing-stored.log", processes=2)
         try:

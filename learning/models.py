@@ -243,3 +243,23 @@ class StoredFeatures(models.Model):
                                     related_name="+")
     content_hash = models.CharField(max_length=64, db_index=True)
     data = models.BinaryField()
+
+
+class StoredVocabulary(models.Model):
+    """What a worker process learnt of a project's documents' features, its ids included
+    (``learning.core.features.FeatureExtractor.vocabulary_snapshot``): the token forms with their attributes,
+    the bigrams, every attribute string. A process that starts on the project adopts it before reading any
+    document's features, instead of working the forms out again one by one. One per project and feature
+    configuration (``extractor_key``), replaced only by one that knows more forms (``forms``), deleted with
+    the project."""
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="+")
+    extractor_key = models.CharField(max_length=200)
+    forms = models.PositiveIntegerField()
+    data = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "extractor_key"], name="one_vocabulary_per_extractor"),
+        ]

@@ -385,6 +385,13 @@ class _Growing:
     def view(self) -> np.ndarray:
         return self.data[: self.size]
 
+    @classmethod
+    def of(cls, values: np.ndarray) -> "_Growing":
+        """A growing array holding a copy of ``values``."""
+        grown = cls(values.dtype.type, max(1024, 2 * values.shape[0]))
+        grown.extend(values)
+        return grown
+
 
 class _Ragged:
     """Rows of integers of varying length, appended one at a time and read many at once."""
@@ -400,6 +407,15 @@ class _Ragged:
         self.starts.append(self.values.size)
         self.lengths.append(len(row))
         self.values.extend(row)
+
+    @classmethod
+    def of(cls, lengths: np.ndarray, values: np.ndarray) -> "_Ragged":
+        """Rows of the given lengths, their values back to back."""
+        ragged = cls()
+        ragged.lengths = _Growing.of(lengths.astype(np.int64))
+        ragged.starts = _Growing.of(np.cumsum(ragged.lengths.view()) - ragged.lengths.view())
+        ragged.values = _Growing.of(values.astype(np.int32))
+        return ragged
 
     def rows(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the length of each row in ``which``, their values back to back)."""
@@ -430,6 +446,50 @@ def _interleave(parts: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> tuple
     return indptr, indices
 
 
+class _PairIndex:
+    """The "b-" and "b+" attribute ids of bigrams of lower-cased forms, looked up a document at a time: a
+    bigram's key is ``first << 32 | second`` (the forms' ids), found among sorted keys with one
+    :func:`numpy.searchsorted`; keys added since the last merge wait in a dict."""
+
+    __slots__ = ("keys", "ids", "pending")
+
+    def __init__(self, keys: np.ndarray | None = None, ids: np.ndarray | None = None) -> None:
+        self.keys = np.empty(0, dtype=np.int64) if keys is None else keys
+        self.ids = np.empty((0, 2), dtype=np.int32) if ids is None else ids
+        self.pending: dict[int, tuple[int, int]] = {}
+
+    def __len__(self) -> int:
+        return self.keys.shape[0] + len(self.pending)
+
+    def lookup(self, keys: np.ndarray, make) -> np.ndarray:
+        """The (b-, b+) ids of each key, ``make(key)`` interning those of a key never seen."""
+        out = np.empty((keys.shape[0], 2), dtype=np.int32)
+        if self.keys.shape[0]:
+            at = np.minimum(np.searchsorted(self.keys, keys), self.keys.shape[0] - 1)
+            known = self.keys[at] == keys
+            out[known] = self.ids[at[known]]
+        else:
+            known = np.zeros(keys.shape[0], dtype=bool)
+        if not known.all():
+            distinct, inverse = np.unique(keys[~known], return_inverse=True)
+            pending = self.pending
+            found = [pending.get(key) or pending.setdefault(key, make(key)) for key in distinct.tolist()]
+            out[~known] = np.array(found, dtype=np.int32).reshape(-1, 2)[inverse.reshape(-1)]
+            if len(pending) > max(4096, self.keys.shape[0] // 8):
+                self.keys, self.ids = self.merged()
+                pending.clear()
+        return out
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every key, sorted, with its ids."""
+        if not self.pending:
+            return self.keys, self.ids
+        keys = np.concatenate([self.keys, np.fromiter(self.pending, dtype=np.int64, count=len(self.pending))])
+        ids = np.concatenate([self.ids, np.array(list(self.pending.values()), dtype=np.int32).reshape(-1, 2)])
+        order = np.argsort(keys, kind="stable")
+        return keys[order], ids[order]
+
+
 # --- the extractor -------------------------------------------------------------------------------------
 
 _BOUNDARY = ("<s>", "</s>")
@@ -441,6 +501,9 @@ _BEGIN, _END = 0, 1
 # tokens, sentences, distinct forms, context attribute ids, distinct context attributes and their characters.
 _PORTABLE_HEADER = struct.Struct("<I6I")
 _PORTABLE_MAGIC = zlib.crc32(FEATURES_VERSION.encode())
+# The shared vocabulary's header (FeatureExtractor.vocabulary_snapshot): the same mark, then the counts of
+# attribute strings, token forms, lower-cased forms, bigrams and role-table values.
+_SNAPSHOT_HEADER = struct.Struct("<I5I")
 
 
 class FeatureExtractor:
@@ -449,11 +512,16 @@ class FeatureExtractor:
     ``gazetteers`` maps a list name (``"first_names"``, ``"hospitals"``) to its entries; a token is a
     member when its lower-cased form is an entry (``g:NAME``) or a word of a multi-word entry
     (``gw:NAME``).  Lexical features are computed once per distinct token form and remembered.
+
+    ``scope`` names whose documents this extractor reads (the live loop: its project's id), so that its
+    vocabulary holds the words of those documents only and can be shared with other processes as it is
+    (:meth:`vocabulary_snapshot`); None for an extractor of any documents.
     """
 
-    def __init__(self, gazetteers: Mapping[str, Collection[str]] | None = None) -> None:
+    def __init__(self, gazetteers: Mapping[str, Collection[str]] | None = None, scope: str | None = None) -> None:
         self.gazetteers = _normalise_gazetteers(gazetteers)
-        self.key = f"{FEATURES_VERSION}:{_gazetteer_key(self.gazetteers)}"
+        self.scope = scope
+        self.key = _extractor_key(_gazetteer_key(self.gazetteers), scope)
         self.vocabulary = FeatureVocabulary()
         intern = self.vocabulary.intern
         self._bos = (intern("bos"),)
@@ -476,13 +544,24 @@ class FeatureExtractor:
         self._lower_ids: dict[str, int] = {"<s>": 0, "</s>": 1}
         self._lower_names: list[str] = ["<s>", "</s>"]
         self._form_lower = _Growing(np.int32)
-        self._bigrams: dict[tuple[int, int], tuple[int, int]] = {}
+        self._bigrams = _PairIndex()
         pad = self._pad
         for side, role_ids in (("<s>", {"-1": pad[(-1, "<s>")] + self._bos, "-2": pad[(-2, "<s>")]}),
                                ("</s>", {"+1": pad[(1, "</s>")] + self._eos, "+2": pad[(2, "</s>")]})):
             for role, table in zip(_ROLES, self._roles):
                 table.append(role_ids.get(role, ()))
             self._form_lower.append(self._lower_ids[side])
+        self._initial_attributes = len(self.vocabulary)
+
+    @property
+    def n_forms(self) -> int:
+        """How many distinct token forms this extractor knows."""
+        return len(self._forms)
+
+    @property
+    def fresh(self) -> bool:
+        """Whether nothing has been interned since the extractor was made (it may adopt a snapshot)."""
+        return not self._forms and len(self.vocabulary) == self._initial_attributes
 
     # Lexical features ---------------------------------------------------------------------------------
     def lexical_attributes(self, text: str) -> tuple[list[str], list[str], list[str]]:
@@ -542,14 +621,12 @@ class FeatureExtractor:
             form = self._forms[text] = len(self._forms) + 2
         return form
 
-    def _bigram_ids(self, pair: tuple[int, int]) -> tuple[int, int]:
-        """Ids of the bigram of two adjacent lower-cased forms as seen from the right ("b-") and the left
-        ("b+")."""
+    def _bigram_ids(self, key: int) -> tuple[int, int]:
+        """Ids of the bigram of two adjacent lower-cased forms (``first << 32 | second``) as seen from the right
+        ("b-") and the left ("b+")."""
         names = self._lower_names
-        text = f"{names[pair[0]]}|{names[pair[1]]}"
-        ids = (self.vocabulary.intern("b-:" + text), self.vocabulary.intern("b+:" + text))
-        self._bigrams[pair] = ids
-        return ids
+        text = f"{names[key >> 32]}|{names[key & 0xFFFFFFFF]}"
+        return self.vocabulary.intern("b-:" + text), self.vocabulary.intern("b+:" + text)
 
     # Documents -----------------------------------------------------------------------------------------
     def extract(self, text: str) -> DocumentFeatures:
@@ -574,20 +651,22 @@ class FeatureExtractor:
         )
 
     def _bigram_columns(self, forms: np.ndarray, sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of the "b-" and "b+" bigram attributes of each token. Bigrams are interned sentence by
-        sentence, in order; a sentence of k tokens has k + 1 of them, with "<s>" and "</s>". Token t of a
-        sentence sees the bigram ending at it ("b-") and the one starting at it ("b+")."""
-        lower = self._form_lower.view()[forms].tolist()
-        get, new = self._bigrams.get, self._bigram_ids
-        pairs: list[tuple[int, int]] = []
-        for a, b in sentences.tolist():
-            chain_ = [0] + lower[a:b] + [1]
-            pairs.extend(get(p) or new(p) for p in zip(chain_, chain_[1:]))
-        pair_ids = np.fromiter(chain.from_iterable(pairs), dtype=np.int32, count=2 * len(pairs)).reshape(-1, 2)
-        first = sentences[:, 0].astype(np.int64)
-        lengths = sentences[:, 1].astype(np.int64) - first
-        pair_start = np.repeat(np.cumsum(lengths + 1) - (lengths + 1) - first, lengths) + np.arange(forms.shape[0])
-        return pair_ids[pair_start, 0], pair_ids[pair_start + 1, 1]
+        """The ids of the "b-" and "b+" bigram attributes of each token: token t of a sentence sees the bigram
+        ending at it ("b-", "<s>" before the first token) and the one starting at it ("b+", "</s>" after
+        the last)."""
+        lower = self._form_lower.view()[forms].astype(np.int64)
+        n = lower.shape[0]
+        bounds = sentences[sentences[:, 1] > sentences[:, 0]]
+        previous = np.empty(n, dtype=np.int64)
+        previous[1:] = lower[:-1]
+        previous[bounds[:, 0]] = _BEGIN
+        following = np.empty(n, dtype=np.int64)
+        following[:-1] = lower[1:]
+        following[bounds[:, 1] - 1] = _END
+        make = self._bigram_ids
+        left = self._bigrams.lookup(previous << 32 | lower, make)[:, 0]
+        right = self._bigrams.lookup(lower << 32 | following, make)[:, 1]
+        return left, right
 
     # The shared form ------------------------------------------------------------------------------------
     def portable(self, compact: "CompactFeatures") -> bytes:
@@ -644,6 +723,75 @@ class FeatureExtractor:
         left, right = self._bigram_columns(forms, sentences)
         return CompactFeatures(offsets=offsets, sentences=sentences, forms=forms, left=left, right=right,
                                context_lengths=context_lengths, context=context_ids[local_context])
+
+    # The shared vocabulary -------------------------------------------------------------------------------
+    def vocabulary_snapshot(self) -> bytes | None:
+        """Everything this extractor has learnt of the documents it read, as bytes another process's fresh
+        extractor adopts (:meth:`adopt_vocabulary`) instead of working it out again form by form: the
+        attribute strings in id order, the token forms with their attribute ids in every role, the lower-cased
+        forms and the bigrams. None when a string holds a NUL character (the separator of the strings)."""
+        strings, forms, lower = self.vocabulary.strings, list(self._forms), self._lower_names
+        text = "\0".join(chain(strings, forms, lower))
+        if text.count("\0") != len(strings) + len(forms) + len(lower) - 1:
+            return None
+        keys, ids = self._bigrams.merged()
+        lengths = [table.lengths.view().astype(np.int32) for table in self._roles]
+        values = [table.values.view() for table in self._roles]
+        header = _SNAPSHOT_HEADER.pack(_PORTABLE_MAGIC, len(strings), len(forms), len(lower), keys.shape[0],
+                                       sum(v.shape[0] for v in values))
+        arrays = (*lengths, *values, self._form_lower.view(), keys, ids)
+        return zlib.compress(header + b"".join(a.tobytes() for a in arrays) + text.encode("utf-8"), 1)
+
+    def adopt_vocabulary(self, blob: bytes) -> bool:
+        """Take over another extractor's :meth:`vocabulary_snapshot`, its ids included: only a :attr:`fresh`
+        extractor does (its own few attributes are the snapshot's first ones); False when this one is not
+        fresh. Raises ValueError for bytes of another layout or that do not hold together."""
+        if not self.fresh:
+            return False
+        try:
+            data = zlib.decompress(blob)
+            magic, n_strings, n_forms, n_lower, n_bigrams, n_values = _SNAPSHOT_HEADER.unpack_from(data)
+        except (zlib.error, struct.error) as error:
+            raise ValueError(f"not a vocabulary: {error}") from None
+        if magic != _PORTABLE_MAGIC:
+            raise ValueError("a vocabulary of another layout")
+        n_rows = n_forms + 2  # and the sentence's begin and end
+        at = _SNAPSHOT_HEADER.size
+        if len(data) < at + 4 * (5 * n_rows + n_values + n_rows + 4 * n_bigrams):  # a key is 8 bytes, its ids 8
+            raise ValueError("a vocabulary of the wrong size")
+        lengths = np.frombuffer(data, dtype=np.int32, count=5 * n_rows, offset=at).reshape(5, n_rows)
+        at += lengths.nbytes
+        totals = lengths.sum(axis=1, dtype=np.int64)
+        if totals.sum() != n_values or (lengths < 0).any():
+            raise ValueError("a vocabulary whose role tables do not add up")
+        values = np.frombuffer(data, dtype=np.int32, count=n_values, offset=at)
+        at += values.nbytes
+        form_lower = np.frombuffer(data, dtype=np.int32, count=n_rows, offset=at)
+        at += form_lower.nbytes
+        keys = np.frombuffer(data, dtype=np.int64, count=n_bigrams, offset=at)
+        at += keys.nbytes
+        ids = np.frombuffer(data, dtype=np.int32, count=2 * n_bigrams, offset=at).reshape(n_bigrams, 2)
+        at += ids.nbytes
+        words = data[at:].decode("utf-8").split("\0")
+        if len(words) != n_strings + n_forms + n_lower:
+            raise ValueError("a vocabulary with another number of strings")
+        strings, forms, lower = words[:n_strings], words[n_strings:n_strings + n_forms], words[n_strings + n_forms:]
+        if (strings[: self._initial_attributes] != self.vocabulary.strings or lower[:2] != self._lower_names
+                or _outside(values, n_strings) or _outside(ids, n_strings) or _outside(form_lower, n_lower)
+                or _outside(keys >> 32, n_lower) or _outside(keys & 0xFFFFFFFF, n_lower)
+                or (n_bigrams and not (np.diff(keys) > 0).all())):
+            raise ValueError("a vocabulary of other attributes, or with ids out of range")
+        vocabulary = self.vocabulary
+        vocabulary.strings = strings
+        vocabulary.index = dict(zip(strings, range(n_strings)))
+        self._forms = dict(zip(forms, range(2, n_rows)))
+        ends = np.cumsum(totals)
+        self._roles = tuple(_Ragged.of(lengths[k], values[ends[k] - totals[k]:ends[k]]) for k in range(5))
+        self._lower_names = lower
+        self._lower_ids = dict(zip(lower, range(n_lower)))
+        self._form_lower = _Growing.of(form_lower)
+        self._bigrams = _PairIndex(keys.copy(), ids.copy())
+        return True
 
     def assemble(self, text: str, compact: "CompactFeatures", tokens: list[Token] | None = None) -> DocumentFeatures:
         """The :class:`DocumentFeatures` of ``text`` from its compact form, made by this extractor; its tokens
@@ -736,16 +884,25 @@ class FeatureExtractor:
         return out
 
 
+def _outside(ids: np.ndarray, size: int) -> bool:
+    return bool(ids.size) and (int(ids.min()) < 0 or int(ids.max()) >= size)
+
+
+def _extractor_key(gazetteers_key: str, scope: str | None) -> str:
+    return f"{FEATURES_VERSION}:{gazetteers_key}" + (f":{scope}" if scope is not None else "")
+
+
 _EXTRACTORS: dict[str, FeatureExtractor] = {}
 
 
-def get_extractor(gazetteers: Mapping[str, Collection[str]] | None = None) -> FeatureExtractor:
-    """The shared extractor for a configuration, so taggers with equal settings share a vocabulary."""
-    probe = _gazetteer_key(_normalise_gazetteers(gazetteers))
-    key = f"{FEATURES_VERSION}:{probe}"
+def get_extractor(
+    gazetteers: Mapping[str, Collection[str]] | None = None, scope: str | None = None,
+) -> FeatureExtractor:
+    """The shared extractor for a configuration and scope, so taggers with equal settings share a vocabulary."""
+    key = _extractor_key(_gazetteer_key(_normalise_gazetteers(gazetteers)), scope)
     extractor = _EXTRACTORS.get(key)
     if extractor is None:
-        extractor = FeatureExtractor(gazetteers)
+        extractor = FeatureExtractor(gazetteers, scope)
         _EXTRACTORS[key] = extractor
     return extractor
 
@@ -759,6 +916,14 @@ class SharedFeatures(Protocol):
 
     def put_many(self, items: Sequence[tuple[str, bytes]]) -> None:
         """Store (text, bytes) pairs; one already stored is replaced."""
+
+    def get_vocabulary(self, key: str, scope: str) -> bytes | None:
+        """The :meth:`FeatureExtractor.vocabulary_snapshot` shared for extractors of this key and scope, None
+        when there is none."""
+
+    def put_vocabulary(self, key: str, scope: str, n_forms: int, snapshot: bytes) -> None:
+        """Share a snapshot of an extractor that knows ``n_forms`` token forms, unless the one shared already
+        knows as many."""
 
 
 class FeatureCache:
@@ -778,7 +943,16 @@ class FeatureCache:
     With a ``shared`` store, what this process does not hold is read from the store, and what is in neither
     is extracted here and written to it: a process that has featurized nothing yet (a new worker, another
     host) reads a document's tokens, sentences, forms and line context instead of computing them again.
+    An extractor with a scope (the live loop's, one per project) also shares its vocabulary through the
+    store: a fresh one adopts the snapshot shared last before it reads anything, so that the forms, bigrams
+    and attributes of every document some process has read are not worked out again form by form, and
+    one whose forms have grown by a quarter (and by :data:`SHARE_MIN_FORMS`) since the snapshot it adopted or
+    shared offers its own.
     """
+
+    #: A scoped extractor's vocabulary is shared again once it knows a quarter more forms, and this many more.
+    SHARE_GROWTH = 1.25
+    SHARE_MIN_FORMS = 1000
 
     def __init__(
         self, max_tokens: int = 6_000_000, max_kept_tokens: int = 2_000_000, max_recent_tokens: int = 300_000,
@@ -797,6 +971,8 @@ class FeatureCache:
         self.hits = 0
         self.misses = 0
         self.shared_hits = 0
+        # Per scoped extractor (by key): the forms of the snapshot it adopted or shared last.
+        self._shared_forms: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._items) + len(self._kept)
@@ -829,6 +1005,9 @@ class FeatureCache:
         wanted = {key: text for text, key in zip(texts, keys) if not self._holds(extractor, key)}
         if not wanted:
             return {}
+        scoped = extractor.scope is not None
+        if scoped and extractor.key not in self._shared_forms:
+            self._shared_forms[extractor.key] = self._adopt_vocabulary(extractor)
         found: dict[tuple[str, str], CompactFeatures] = {}
         extracted: list[tuple[str, bytes]] = []
         for (key, text), blob in zip(wanted.items(), self.shared.get_many(list(wanted.values()))):
@@ -843,7 +1022,28 @@ class FeatureCache:
             extracted.append((text, extractor.portable(found[key])))
         if extracted:
             self.shared.put_many(extracted)
+        if scoped:
+            self._offer_vocabulary(extractor)
         return found
+
+    def _adopt_vocabulary(self, extractor: FeatureExtractor) -> int:
+        """The forms of the shared snapshot a fresh ``extractor`` took over, 0 when it took none."""
+        if not extractor.fresh:
+            return 0
+        snapshot = self.shared.get_vocabulary(extractor.key, extractor.scope)
+        try:
+            return extractor.n_forms if snapshot is not None and extractor.adopt_vocabulary(snapshot) else 0
+        except ValueError:
+            return 0  # damaged: a larger one shared later replaces it
+
+    def _offer_vocabulary(self, extractor: FeatureExtractor) -> None:
+        shared = self._shared_forms.get(extractor.key, 0)
+        if extractor.n_forms < max(shared * self.SHARE_GROWTH, shared + self.SHARE_MIN_FORMS):
+            return
+        snapshot = extractor.vocabulary_snapshot()
+        if snapshot is not None:
+            self.shared.put_vocabulary(extractor.key, extractor.scope, extractor.n_forms, snapshot)
+        self._shared_forms[extractor.key] = extractor.n_forms
 
     def _get(
         self, extractor: FeatureExtractor, text: str, key: tuple[str, str], keep: bool,

@@ -14,8 +14,16 @@ def loop_tagger(project: Project, *, seed: int = 0) -> tuple[str, dict[str, Any]
     """The tagger a project's loop trains: its kind, the project's own parameters, and a factory of fresh
     taggers with those over the live loop's defaults (and the project's gazetteers, for a CRF)."""
     kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
-    extra = {"gazetteers": project.gazetteers} if project.gazetteers and kind == "crf" else {}
-    return kind, params, tagger_factory(kind, seed=seed, **live_params(kind, params), **extra)
+    return kind, params, tagger_factory(kind, seed=seed, **live_params(kind, params), **project_settings(project, kind))
+
+
+def project_settings(project: Project, kind: str) -> dict[str, Any]:
+    """What a tagger of ``kind`` takes from its project beyond its parameters: a CRF reads the project's
+    gazetteers, and its documents with a vocabulary of the project's own (shared between worker processes,
+    ``learning.services.feature_store``)."""
+    if kind != "crf":
+        return {}
+    return {"vocabulary_scope": str(project.pk), **({"gazetteers": project.gazetteers} if project.gazetteers else {})}
 
 
 def loop_recall_bias(project: Project) -> float | dict[str, float] | None:

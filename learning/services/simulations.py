@@ -14,6 +14,7 @@ from learning.core.registry import live_params, tagger_factory
 from learning.core.simulation import simulate
 from learning.core.strategies import get_strategy
 from learning.models import SimulationRun
+from learning.selectors.loop import project_settings
 
 #: Progress is written and announced at most this often.
 PROGRESS_SECONDS = 1.0
@@ -62,7 +63,8 @@ def run_simulation(run_id: int) -> SimulationRun | None:
         train = gold_documents(project=run.project, role=Document.Role.POOL)
         evaluation = gold_documents(project=run.project, role=Document.Role.EVALUATION)
         kind = run.tagger.get("kind", "crf")
-        factory = tagger_factory(kind, seed=run.seed, **live_params(kind, run.tagger.get("params", {})))
+        factory = tagger_factory(kind, seed=run.seed, **live_params(kind, run.tagger.get("params", {})),
+                                 **project_settings(run.project, kind))
         results: dict[str, dict] = {}
         sizes = list(run.batch_sizes)
         last = [0.0]

@@ -9,7 +9,7 @@ from annotator.models import Document
 from annotator.services.imports import import_documents
 from corpus.synthetic import generate_notes
 from learning.core.features import FeatureCache, FeatureExtractor
-from learning.models import StoredFeatures
+from learning.models import StoredFeatures, StoredVocabulary
 from learning.services.feature_store import DocumentFeatureStore
 
 pytestmark = pytest.mark.django_db
@@ -64,3 +64,67 @@ def test_features_stored_by_older_code_are_extracted_again_and_replaced(notes):
     assert data != b"older layout"
     reader = FeatureExtractor()
     assert rows(reader.assemble(notes[0], reader.from_portable(notes[0], data))) == rows(feats)
+
+
+def test_a_projects_vocabulary_is_replaced_only_by_a_larger_one_and_goes_with_the_project(projects, notes):
+    store = DocumentFeatureStore()
+    scope = str(projects["A"].pk)
+    small, large = FeatureExtractor(scope=scope), FeatureExtractor(scope=scope)
+    small.extract(notes[0])
+    for text in notes:
+        large.extract(text)
+    store.put_vocabulary(small.key, scope, small.n_forms, small.vocabulary_snapshot())
+    assert store.get_vocabulary(small.key, scope) == small.vocabulary_snapshot()
+    assert store.get_vocabulary(small.key, str(projects["B"].pk)) is None
+
+    store.put_vocabulary(large.key, scope, large.n_forms, large.vocabulary_snapshot())
+    store.put_vocabulary(small.key, scope, small.n_forms, small.vocabulary_snapshot())  # knows less: kept out
+    adopter = FeatureExtractor(scope=scope)
+    assert adopter.adopt_vocabulary(store.get_vocabulary(large.key, scope)) and adopter.n_forms == large.n_forms
+
+    # A vocabulary of another configuration (gazetteers, features) replaces the project's older ones.
+    other = FeatureExtractor({"names": ["Ana"]}, scope=scope)
+    other.extract(notes[0])
+    store.put_vocabulary(other.key, scope, other.n_forms, other.vocabulary_snapshot())
+    assert list(StoredVocabulary.objects.values_list("extractor_key", flat=True)) == [other.key]
+    projects["A"].delete()
+    assert not StoredVocabulary.objects.exists()
+    store.put_vocabulary(other.key, scope, other.n_forms, other.vocabulary_snapshot())  # the project is gone
+    assert not StoredVocabulary.objects.exists()
+
+
+def test_a_worker_process_starting_on_a_project_adopts_the_vocabulary_another_shared(projects, notes):
+    scope = str(projects["A"].pk)
+    first = FeatureCache(shared=DocumentFeatureStore())
+    first.SHARE_MIN_FORMS = 10
+    written = first.get_many(FeatureExtractor(scope=scope), notes)
+    assert StoredVocabulary.objects.filter(project=projects["A"]).count() == 1
+
+    reader = FeatureExtractor(scope=scope)
+    read = FeatureCache(shared=DocumentFeatureStore()).get_many(reader, notes)
+    assert [rows(f) for f in read] == [rows(f) for f in written]
+    assert reader.n_forms == StoredVocabulary.objects.get(project=projects["A"]).forms
+
+
+def test_a_projects_retrain_reads_its_documents_with_its_own_vocabulary_and_shares_it(projects, monkeypatch):
+    from learning.core import features
+    from learning.selectors.loop import loop_tagger, project_settings
+    from learning.services.retrain import train_and_rank
+
+    project = projects["A"]
+    project.gazetteers = {"HOSPITAL": ["Hospital La Paz"]}
+    project.save()
+    notes = generate_notes(30, seed=5)
+    import_documents(project=project, documents=notes[:20], annotated=True)
+    import_documents(project=project, documents=notes[20:], annotated=False)
+    tagger = loop_tagger(project)[2]()
+    assert (tagger.vocabulary_scope, tagger.gazetteers) == (str(project.pk), project.gazetteers)
+    assert project_settings(project, "flair") == {}
+
+    monkeypatch.setattr(features.DEFAULT_CACHE, "shared", DocumentFeatureStore())
+    monkeypatch.setattr(FeatureCache, "SHARE_MIN_FORMS", 10)
+    assert train_and_rank(project=project) is not None
+    extractor = tagger._extractor()
+    stored = StoredVocabulary.objects.get(project=project)
+    assert stored.extractor_key == extractor.key != FeatureExtractor().key and 0 < stored.forms <= extractor.n_forms
+    assert not StoredVocabulary.objects.exclude(project=project).exists()

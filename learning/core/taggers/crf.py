@@ -42,8 +42,10 @@ class CRFTagger(BaseTagger):
     Parameters are crfsuite's L-BFGS settings (``c1`` L1, ``c2`` L2, ``max_iterations``, ``epsilon``,
     ``all_possible_transitions``), ``gold_lexicon`` (:mod:`learning.core.lexicon`: strings annotated as PHI in
     the training documents marked wherever they occur, a lexicon made again at every fit and kept as
-    ``lexicon_``), the project's ``gazetteers`` (name -> entries) and the ``feature_cache`` shared by every
-    tagger of the process (documents are featurized once; the lexicon's marks are added to a copy).
+    ``lexicon_``), the project's ``gazetteers`` (name -> entries), the ``vocabulary_scope`` of its features
+    (the live loop's project: its documents' vocabulary is kept apart and shared between processes, see
+    :class:`~learning.core.features.FeatureCache`) and the ``feature_cache`` shared by every tagger of the
+    process (documents are featurized once; the lexicon's marks are added to a copy).
 
     With ``warm_start``, fitting a tagger that is already fitted continues from its weights for at most
     ``warm_iterations`` iterations of the project's trainer.  So that the model never drifts far from what
@@ -82,9 +84,11 @@ class CRFTagger(BaseTagger):
               "mark strings already annotated as PHI in the gold wherever they come back (a feature, rebuilt at "
               "every fit)"),
     )
-    # The gazetteers are the project's own setting; the rest is the live loop's refit policy and cache.
+    # The gazetteers and the vocabulary's scope come from the project; the rest is the live loop's refit policy
+    # and cache.
     INTERNAL_PARAMETERS = frozenset({
-        "gazetteers", "feature_cache", "warm_start", "warm_iterations", "refit_every", "refit_growth", "cold_refit",
+        "gazetteers", "vocabulary_scope", "feature_cache", "warm_start", "warm_iterations", "refit_every",
+        "refit_growth", "cold_refit",
     })
 
     def __init__(
@@ -96,6 +100,7 @@ class CRFTagger(BaseTagger):
         all_possible_transitions: bool = True,
         gold_lexicon: bool = True,
         gazetteers: Mapping[str, Collection[str]] | None = None,
+        vocabulary_scope: str | None = None,
         feature_cache: FeatureCache | None = None,
         warm_start: bool = False,
         warm_iterations: int = 5,
@@ -112,6 +117,7 @@ class CRFTagger(BaseTagger):
         self.all_possible_transitions = all_possible_transitions
         self.gold_lexicon = gold_lexicon
         self.gazetteers = gazetteers
+        self.vocabulary_scope = vocabulary_scope
         self.feature_cache = feature_cache
         self.warm_start = warm_start
         self.warm_iterations = warm_iterations
@@ -121,7 +127,7 @@ class CRFTagger(BaseTagger):
 
     # Features -------------------------------------------------------------------------------------------
     def _extractor(self) -> FeatureExtractor:
-        return get_extractor(self.gazetteers)
+        return get_extractor(self.gazetteers, getattr(self, "vocabulary_scope", None))  # None: saved before scopes
 
     def _cached_features(self, docs: Sequence[Document], *, keep: bool = False) -> list[DocumentFeatures]:
         """The (cached) features of ``docs``; ``keep`` them from eviction by scoring (training documents)."""

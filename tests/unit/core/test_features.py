@@ -143,6 +143,34 @@ def test_each_row_is_the_token_its_neighbours_in_the_sentence_and_its_bigrams():
             assert all(x.startswith(("lp:", "line_end", "k:", "k1:", "kd:", "kdk:")) for x in row[len(expected):])
 
 
+def bigrams_as_expected(feats) -> bool:
+    """Whether every token's row holds the bigram ending at it and the one starting at it, by their text."""
+    for a, b in feats.sentences:
+        lower = ["<s>"] + [t.text.lower() for t in feats.tokens[a:b]] + ["</s>"]
+        for i in range(b - a):
+            row = feats.token_attributes(a + i)
+            if f"b-:{lower[i]}|{lower[i + 1]}" not in row or f"b+:{lower[i + 1]}|{lower[i + 2]}" not in row:
+                return False
+    return True
+
+
+def many_bigrams(n_documents: int, seed: int) -> list[str]:
+    """Documents of random words from a small lexicon: thousands of distinct bigrams, many seen again."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(120)] + ["Ana", "Gil", "42", "."]
+    return [" ".join(rng.choice(words, size=1500)) for _ in range(n_documents)]
+
+
+def test_bigrams_stay_right_as_the_extractor_learns_thousands_of_them_and_merges_its_index():
+    ex = FeatureExtractor()
+    texts = many_bigrams(6, seed=1)
+    for text in texts:
+        assert bigrams_as_expected(ex.extract(text))
+    assert len(ex._bigrams) > 4096 and ex._bigrams.keys.shape[0] > 0  # merged at least once
+    # Seen again after the merges (and now mostly known), each text gives the same rows as a new extractor's.
+    assert all(token_rows(ex.extract(text)) == token_rows(FeatureExtractor().extract(text)) for text in texts)
+
+
 # The shared form (FeatureExtractor.portable) and a cache with a shared store -----------------------------
 
 NOTES = [
@@ -160,6 +188,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.stored: dict[str, bytes] = {}
         self.puts = 0
+        self.vocabularies: dict[tuple[str, str], tuple[int, bytes]] = {}
 
     def get_many(self, texts):
         return [self.stored.get(text) for text in texts]
@@ -167,6 +196,13 @@ class MemoryStore:
     def put_many(self, items):
         self.puts += 1
         self.stored.update(items)
+
+    def get_vocabulary(self, key, scope):
+        return self.vocabularies.get((key, scope), (0, None))[1]
+
+    def put_vocabulary(self, key, scope, n_forms, snapshot):
+        if self.vocabularies.get((key, scope), (0, None))[0] < n_forms:
+            self.vocabularies[(key, scope)] = (n_forms, snapshot)
 
 
 def token_rows(feats) -> list:
@@ -252,3 +288,95 @@ def test_tokens_inside_parentheses_carry_their_comma_separated_slot_on_their_lin
     assert inside["Lilly"] == ["par:0", "par:in"]  # a new parenthesis starts at its first slot
     # The parentheses and separators themselves, the words outside and the next line are not marked.
     assert {text for text, _ in marks} - set(inside) == {"Gentamicina", "(", ")", ",", ";", "y", "sin", "cambios", "."}
+
+
+# A vocabulary shared between processes (FeatureExtractor.vocabulary_snapshot) ---------------------------
+
+def test_a_fresh_extractor_that_adopts_a_snapshot_reads_stored_features_with_the_writers_ids():
+    writer = FeatureExtractor(scope="7")
+    texts = NOTES + many_bigrams(2, seed=2)
+    blobs = [writer.portable(writer.compact(text)) for text in texts]
+    snapshot = writer.vocabulary_snapshot()
+
+    reader = FeatureExtractor(scope="7")
+    assert reader.fresh and reader.adopt_vocabulary(snapshot) and not reader.fresh
+    assert reader.vocabulary.strings == writer.vocabulary.strings and reader.n_forms == writer.n_forms
+    for text, blob in zip(texts, blobs):
+        read = reader.assemble(text, reader.from_portable(text, blob))
+        written = writer.assemble(text, writer.from_portable(text, blob))
+        assert np.array_equal(read.indices, written.indices) and np.array_equal(read.indptr, written.indptr)
+        assert token_rows(read) == token_rows(FeatureExtractor().extract(text))
+    assert len(reader.vocabulary) == len(writer.vocabulary)  # nothing was worked out again
+    # What it learns afterwards it learns as any extractor does.
+    new_text = "Bilbao, 3 de mayo: la paciente Zuriñe Etxeberria acude a consulta."
+    assert token_rows(reader.extract(new_text)) == token_rows(FeatureExtractor().extract(new_text))
+    # An extractor that has read something keeps its own ids.
+    assert not reader.adopt_vocabulary(snapshot)
+
+
+def test_a_snapshot_of_another_layout_or_that_does_not_hold_together_is_refused():
+    import struct
+    import zlib
+
+    writer = FeatureExtractor()
+    writer.extract(NOTES[0])
+    data = zlib.decompress(writer.vocabulary_snapshot())
+    header = struct.Struct("<I5I")
+    magic, n_strings, n_forms, n_lower, n_bigrams, n_values = header.unpack_from(data)
+    body = data[header.size:]
+    layouts = [
+        header.pack(12345, n_strings, n_forms, n_lower, n_bigrams, n_values) + body,  # older features
+        header.pack(magic, n_strings + 1, n_forms, n_lower, n_bigrams, n_values) + body,  # a string missing
+        header.pack(magic, n_strings, n_forms, n_lower, n_bigrams, n_values + 1) + body,  # tables that don't add up
+        header.pack(magic, n_strings, n_forms, n_lower, n_bigrams, n_values) + body[:-40],  # cut short
+    ]
+    # An attribute id past the last string.
+    tables = np.frombuffer(body, dtype=np.int32, count=5 * (n_forms + 2) + n_values).copy()
+    tables[5 * (n_forms + 2)] = n_strings
+    layouts.append(header.pack(magic, n_strings, n_forms, n_lower, n_bigrams, n_values) + tables.tobytes()
+                   + body[tables.nbytes:])
+    for blob in [b"", b"not a vocabulary"] + [zlib.compress(layout, 1) for layout in layouts]:
+        reader = FeatureExtractor()
+        with pytest.raises(ValueError):
+            reader.adopt_vocabulary(blob)
+        assert reader.fresh  # nothing of it taken
+    # A text with a NUL character cannot be shared this way: no snapshot rather than a wrong one.
+    odd = FeatureExtractor()
+    odd.extract("a\x00b c")
+    assert odd.vocabulary_snapshot() is None
+
+
+def test_a_scoped_extractor_shares_its_vocabulary_and_a_fresh_process_adopts_it_instead_of_working_it_out(
+        monkeypatch):
+    store = MemoryStore()
+    first = FeatureCache(shared=store)
+    first.SHARE_MIN_FORMS = 10
+    texts = NOTES + many_bigrams(2, seed=3)
+    written = first.get_many(FeatureExtractor(scope="3"), texts)
+    assert list(store.vocabularies) == [(FeatureExtractor(scope="3").key, "3")]
+    first.get_many(FeatureExtractor(), texts[:1])  # an extractor of any documents shares no vocabulary
+    assert len(store.vocabularies) == 1
+
+    def worked_out(self, text):
+        raise AssertionError(f"{text!r} worked out again")
+
+    monkeypatch.setattr(FeatureExtractor, "lexical_attributes", worked_out)
+    fresh = FeatureCache(shared=store)  # another process
+    read = fresh.get_many(FeatureExtractor(scope="3"), texts)
+    assert [token_rows(f) for f in read] == [token_rows(f) for f in written]
+    # Another project's extractor finds nothing to adopt: it works its forms out.
+    with pytest.raises(AssertionError, match="worked out again"):
+        FeatureCache(shared=store).get_many(FeatureExtractor(scope="4"), texts[:1])
+
+
+def test_a_vocabulary_is_shared_again_only_once_it_has_grown_by_a_quarter():
+    store = MemoryStore()
+    cache = FeatureCache(shared=store)
+    cache.SHARE_MIN_FORMS = 10
+    ex = FeatureExtractor(scope="5")
+    texts = many_bigrams(1, seed=4) + NOTES
+    cache.get_many(ex, texts[:1])
+    shared_forms = store.vocabularies[(ex.key, "5")][0]
+    assert shared_forms == ex.n_forms > 100
+    cache.get_many(ex, texts[1:2])  # a few forms more: not shared again
+    assert ex.n_forms > shared_forms and store.vocabularies[(ex.key, "5")][0] == shared_forms

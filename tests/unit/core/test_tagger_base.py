@@ -19,8 +19,8 @@ TRAIN = [
 ]
 
 CRF_PARAMS = [
-    "c1", "c2", "max_iterations", "epsilon", "all_possible_transitions", "gold_lexicon", "gazetteers", "feature_cache",
-    "warm_start", "warm_iterations", "refit_every", "refit_growth", "cold_refit",
+    "c1", "c2", "max_iterations", "epsilon", "all_possible_transitions", "gold_lexicon", "gazetteers",
+    "vocabulary_scope", "feature_cache", "warm_start", "warm_iterations", "refit_every", "refit_growth", "cold_refit",
 ]
 FLAIR_PARAMS = [
     "hidden_size", "word_dim", "word_method", "word_epochs", "char_dim", "char_hidden_size", "char_lm",
@@ -52,13 +52,13 @@ def test_unigram_params_round_trip():
 def test_crf_params_round_trip():
     cache = FeatureCache()
     gazetteers = {"CITY": ["Madrid"]}
-    tagger = CRFTagger(c1=0.2, max_iterations=7, gazetteers=gazetteers, feature_cache=cache)
+    tagger = CRFTagger(c1=0.2, max_iterations=7, gazetteers=gazetteers, vocabulary_scope="3", feature_cache=cache)
     assert CRFTagger._get_param_names() == CRF_PARAMS
     params = tagger.get_params()
     assert params == {
         "c1": 0.2, "c2": 0.05, "max_iterations": 7, "epsilon": 1e-5, "all_possible_transitions": True,
-        "gold_lexicon": True, "gazetteers": gazetteers, "feature_cache": cache, "warm_start": False,
-        "warm_iterations": 5,
+        "gold_lexicon": True, "gazetteers": gazetteers, "vocabulary_scope": "3", "feature_cache": cache,
+        "warm_start": False, "warm_iterations": 5,
         "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
     }
     assert params["feature_cache"] is cache
@@ -89,8 +89,8 @@ def test_set_params_refuses_an_unknown_name_and_names_the_accepted_ones():
         tagger.set_params(c3=1.0, max_iterations=5)
     assert str(error.value) == (
         "CRFTagger has no parameter(s) c3; it takes: "
-        "c1, c2, max_iterations, epsilon, all_possible_transitions, gold_lexicon, gazetteers, feature_cache, "
-        "warm_start, warm_iterations, refit_every, refit_growth, cold_refit"
+        "c1, c2, max_iterations, epsilon, all_possible_transitions, gold_lexicon, gazetteers, vocabulary_scope, "
+        "feature_cache, warm_start, warm_iterations, refit_every, refit_growth, cold_refit"
     )
     assert tagger.max_iterations == 50  # nothing was set
     with pytest.raises(ValueError, match=r"^UnigramTagger has no parameter\(s\) lower, upper; it takes: lowercase$"):
@@ -201,8 +201,8 @@ def test_registry_rejects_unknown_params_naming_the_accepted_ones():
         make_tagger("crf", c3=1, iterations=5)
     assert str(error.value) == (
         "tagger 'crf' takes no parameter(s) c3, iterations; it takes: "
-        "c1, c2, max_iterations, epsilon, all_possible_transitions, gold_lexicon, gazetteers, feature_cache, "
-        "warm_start, warm_iterations, refit_every, refit_growth, cold_refit"
+        "c1, c2, max_iterations, epsilon, all_possible_transitions, gold_lexicon, gazetteers, vocabulary_scope, "
+        "feature_cache, warm_start, warm_iterations, refit_every, refit_growth, cold_refit"
     )
 
 
@@ -213,8 +213,8 @@ def test_tagger_factory_returns_fresh_clones_of_the_checked_prototype():
     assert type(first) is CRFTagger and first is not second
     assert first.get_params() == second.get_params() == {
         "c1": 0.1, "c2": 0.05, "max_iterations": 4, "epsilon": 1e-5, "all_possible_transitions": True,
-        "gold_lexicon": True, "gazetteers": None, "feature_cache": cache, "warm_start": False, "warm_iterations": 5,
-        "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
+        "gold_lexicon": True, "gazetteers": None, "vocabulary_scope": None, "feature_cache": cache, "warm_start": False,
+        "warm_iterations": 5, "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
     }  # no seed: the CRF takes none
     first.fit(TRAIN)
     assert not hasattr(factory(), "crf_")
