@@ -108,6 +108,26 @@ def test_mcnemar_with_yates_correction():
     assert same["statistic"] == 0.0 and same["pvalue"] == 1.0
 
 
+def test_mcnemar_agrees_with_statsmodels():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    n = 60
+    toks = tokenize(" ".join(["w"] * n))
+    gold = Document(" ".join(["w"] * n), tuple(Span(t.start, t.end, "X") for t in toks))
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        right_a, right_b = rng.random(n) < rng.random(), rng.random(n) < rng.random()
+        a = [Span(t.start, t.end, "X") for t, right in zip(toks, right_a) if right]
+        b = [Span(t.start, t.end, "X") for t, right in zip(toks, right_b) if right]
+        ours = mcnemar_tokens([gold], [a], [b])
+        if ours["a_only"] + ours["b_only"] == 0:
+            continue
+        theirs = mcnemar([[ours["both"], ours["a_only"]], [ours["b_only"], ours["neither"]]], exact=False,
+                         correction=True)
+        assert ours["statistic"] == pytest.approx(theirs.statistic, rel=1e-12)
+        assert ours["pvalue"] == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-15)
+
+
 def test_entity_counts_agree_with_nervaluate_when_ends_are_inclusive():
     from nervaluate import Evaluator
 
