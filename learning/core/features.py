@@ -713,13 +713,15 @@ class FeatureExtractor:
             raise ValueError("stored features of another text")
         chars = data[at:].decode("utf-8")
         ends = np.cumsum(string_lengths).tolist()
-        intern = self.vocabulary.intern
-        context_ids = np.fromiter((intern(chars[e - k:e]) for k, e in zip(string_lengths.tolist(), ends)),
-                                  dtype=np.int32, count=n_strings)
-        form_id = self._form_id
-        firsts = offsets[form_first].tolist()
-        form_ids = np.fromiter((form_id(text[a:b]) for a, b in firsts), dtype=np.int32, count=n_forms)
-        forms = form_ids[local_forms]
+        context_ids = np.array(self.vocabulary.ids([chars[e - k:e] for k, e in zip(string_lengths.tolist(), ends)]),
+                               dtype=np.int32)
+        # Known forms are looked up in one pass; only those this extractor never saw go through _form_id.
+        known = self._forms.get
+        texts = [text[a:b] for a, b in offsets[form_first].tolist()]
+        found = [known(form, -1) for form in texts]
+        if -1 in found:
+            found = [self._form_id(form) if i < 0 else i for form, i in zip(texts, found)]
+        forms = np.array(found, dtype=np.int32)[local_forms]
         left, right = self._bigram_columns(forms, sentences)
         return CompactFeatures(offsets=offsets, sentences=sentences, forms=forms, left=left, right=right,
                                context_lengths=context_lengths, context=context_ids[local_context])
