@@ -659,7 +659,7 @@ class FeatureExtractor:
         bounds = sentences[sentences[:, 1] > sentences[:, 0]]
         previous = np.empty(n, dtype=np.int64)
         previous[1:] = lower[:-1]
-        previous[bounds[:, 0]] = _BEGIN
+        previous[bounds[:, 0]] = _BEGIN  # the pseudo-forms' lower-cased ids are their form ids
         following = np.empty(n, dtype=np.int64)
         following[:-1] = lower[1:]
         following[bounds[:, 1] - 1] = _END
