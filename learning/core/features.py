@@ -205,6 +205,20 @@ class CompactFeatures:
         return int(self.forms.shape[0])
 
 
+@dataclass(frozen=True, eq=False)
+class _Portable:
+    """A document's stored features as read from :meth:`FeatureExtractor.portable`'s bytes, before they are
+    put in an extractor's ids: its forms and line-context attributes as strings, numbered within it."""
+
+    offsets: np.ndarray
+    sentences: np.ndarray
+    local_forms: np.ndarray  # per token, its form's index in ``forms``
+    context_lengths: np.ndarray
+    local_context: np.ndarray  # the context attributes, back to back, as indices in ``context``
+    forms: list[str]
+    context: list[str]
+
+
 # --- lexical helpers -----------------------------------------------------------------------------------
 
 _SHAPE_TABLE: dict[str, str] = {}
@@ -465,7 +479,10 @@ class _PairIndex:
         """The (b-, b+) ids of each key, ``make(key)`` interning those of a key never seen."""
         out = np.empty((keys.shape[0], 2), dtype=np.int32)
         if self.keys.shape[0]:
-            at = np.minimum(np.searchsorted(self.keys, keys), self.keys.shape[0] - 1)
+            order = np.argsort(keys)
+            at = np.empty(keys.shape[0], dtype=np.int64)
+            at[order] = np.searchsorted(self.keys, keys[order])
+            np.minimum(at, self.keys.shape[0] - 1, out=at)
             known = self.keys[at] == keys
             out[known] = self.ids[at[known]]
         else:
@@ -497,10 +514,14 @@ _BOUNDARY = ("<s>", "</s>")
 # then at +1 and +2; and the pseudo-forms standing for the sentence's begin and end.
 _ROLES = ("own", "-1", "-2", "+1", "+2")
 _BEGIN, _END = 0, 1
-# The shared form's header (FeatureExtractor.portable): a mark of the features' version, then the counts of
-# tokens, sentences, distinct forms, context attribute ids, distinct context attributes and their characters.
+# The shared form's header (FeatureExtractor.portable): a mark of the features' version and layout, then the
+# counts of tokens, sentences, distinct forms, context attribute ids, distinct context attributes and the bytes
+# of the forms' and attributes' text.
 _PORTABLE_HEADER = struct.Struct("<I6I")
-_PORTABLE_MAGIC = zlib.crc32(FEATURES_VERSION.encode())
+_PORTABLE_MAGIC = zlib.crc32(f"{FEATURES_VERSION}:portable-2".encode())
+# Forms and attribute strings are stored one per line: no token holds a line break (corpus.text.tokenize), and
+# neither does an attribute made of tokens.
+_SEPARATOR = "\n"
 # The shared vocabulary's header (FeatureExtractor.vocabulary_snapshot): the same mark, then the counts of
 # attribute strings, token forms, lower-cased forms, bigrams and role-table values.
 _SNAPSHOT_HEADER = struct.Struct("<I5I")
@@ -540,6 +561,7 @@ class FeatureExtractor:
         # Forms 0 and 1 stand for the sentence's begin and end beyond its tokens: seen from a neighbour they
         # give the padding attributes.
         self._forms: dict[str, int] = {}
+        self._form_names: list[str] = ["<s>", "</s>"]  # by form id
         self._roles = tuple(_Ragged() for _ in _ROLES)
         self._lower_ids: dict[str, int] = {"<s>": 0, "</s>": 1}
         self._lower_names: list[str] = ["<s>", "</s>"]
@@ -618,7 +640,8 @@ class FeatureExtractor:
                 lower = self._lower_ids[low] = len(self._lower_names)
                 self._lower_names.append(low)
             self._form_lower.append(lower)
-            form = self._forms[text] = len(self._forms) + 2
+            form = self._forms[text] = len(self._form_names)
+            self._form_names.append(text)
         return form
 
     def _bigram_ids(self, key: int) -> tuple[int, int]:
@@ -671,27 +694,46 @@ class FeatureExtractor:
     # The shared form ------------------------------------------------------------------------------------
     def portable(self, compact: "CompactFeatures") -> bytes:
         """``compact`` as bytes that any extractor, in any process, reads back (:meth:`from_portable`): its
-        forms and line-context attributes numbered within the document rather than by this extractor — a
-        form by the first token that has it, an attribute by its string — and the bigrams left out (they
-        follow from the forms)."""
-        distinct_forms, form_first, local_forms = np.unique(compact.forms, return_index=True, return_inverse=True)
+        forms and line-context attributes numbered within the document rather than by this extractor, each
+        written out once as text, and the bigrams left out (they follow from the forms). Raises ValueError
+        for a form or attribute with a line break (which no tokenizer's token has)."""
+        distinct_forms, local_forms = np.unique(compact.forms, return_inverse=True)
         distinct_context, local_context = np.unique(compact.context, return_inverse=True)
+        names = self._form_names
+        forms = [names[i] for i in distinct_forms.tolist()]
         strings = [self.vocabulary.strings[i] for i in distinct_context.tolist()]
-        chars = "".join(strings).encode("utf-8")
+        text = _SEPARATOR.join(chain(forms, strings))
+        if text.count(_SEPARATOR) != max(len(forms) + len(strings) - 1, 0):
+            raise ValueError("a form or attribute with a line break cannot be stored")
+        chars = text.encode("utf-8")
         arrays = (
             compact.offsets.astype(np.int32), compact.sentences.astype(np.int32), local_forms.astype(np.int32),
-            form_first.astype(np.int32), compact.context_lengths.astype(np.uint8), local_context.astype(np.int32),
-            np.fromiter(map(len, strings), dtype=np.int32, count=len(strings)),
+            compact.context_lengths.astype(np.uint8), local_context.astype(np.int32),
         )
         header = _PORTABLE_HEADER.pack(
-            _PORTABLE_MAGIC, compact.n_tokens, compact.sentences.shape[0], distinct_forms.shape[0],
-            compact.context.shape[0], len(strings), len(chars),
+            _PORTABLE_MAGIC, compact.n_tokens, compact.sentences.shape[0], len(forms), compact.context.shape[0],
+            len(strings), len(chars),
         )
         return zlib.compress(header + b"".join(a.tobytes() for a in arrays) + chars, 1)
 
     def from_portable(self, text: str, blob: bytes) -> "CompactFeatures":
         """The :class:`CompactFeatures` of ``text`` from :meth:`portable`'s bytes, in this extractor's ids.
         Raises ValueError for bytes of another layout (older features) or of another text."""
+        return self._in_own_ids([self._read_portable(text, blob)])[0]
+
+    def from_portable_many(self, items: Sequence[tuple[str, bytes]]) -> list["CompactFeatures | None"]:
+        """:meth:`from_portable` of each (text, bytes) pair, None for bytes it refuses; the documents' forms,
+        bigrams and line-context attributes looked up together (a shard of the pool at a time)."""
+        read: list[_Portable | None] = []
+        for text, blob in items:
+            try:
+                read.append(self._read_portable(text, blob))
+            except ValueError:
+                read.append(None)
+        converted = iter(self._in_own_ids([r for r in read if r is not None]))
+        return [None if r is None else next(converted) for r in read]
+
+    def _read_portable(self, text: str, blob: bytes) -> "_Portable":
         try:
             data = zlib.decompress(blob)
             magic, n, n_sentences, n_forms, n_context, n_strings, n_chars = _PORTABLE_HEADER.unpack_from(data)
@@ -699,32 +741,55 @@ class FeatureExtractor:
             raise ValueError(f"not stored features: {error}") from None
         if magic != _PORTABLE_MAGIC:
             raise ValueError("stored features of another layout")
-        shapes = ((np.int32, 2 * n), (np.int32, 2 * n_sentences), (np.int32, n), (np.int32, n_forms),
-                  (np.uint8, n), (np.int32, n_context), (np.int32, n_strings))
+        shapes = ((np.int32, 2 * n), (np.int32, 2 * n_sentences), (np.int32, n), (np.uint8, n), (np.int32, n_context))
         if len(data) != _PORTABLE_HEADER.size + sum(np.dtype(t).itemsize * k for t, k in shapes) + n_chars:
             raise ValueError("stored features of the wrong size")
         arrays, at = [], _PORTABLE_HEADER.size
         for dtype, count in shapes:
             arrays.append(np.frombuffer(data, dtype=dtype, count=count, offset=at))
             at += np.dtype(dtype).itemsize * count
-        offsets, sentences, local_forms, form_first, context_lengths, local_context, string_lengths = arrays
+        offsets, sentences, local_forms, context_lengths, local_context = arrays
         offsets, sentences = offsets.reshape(n, 2), sentences.reshape(n_sentences, 2)
         if n and int(offsets[-1, 1]) > len(text):
             raise ValueError("stored features of another text")
-        chars = data[at:].decode("utf-8")
-        ends = np.cumsum(string_lengths).tolist()
-        context_ids = np.array(self.vocabulary.ids([chars[e - k:e] for k, e in zip(string_lengths.tolist(), ends)]),
+        words = data[at:].decode("utf-8").split(_SEPARATOR) if n_forms + n_strings else []
+        if len(words) != n_forms + n_strings:
+            raise ValueError("stored features with another number of forms")
+        return _Portable(offsets=offsets, sentences=sentences, local_forms=local_forms, context_lengths=context_lengths,
+                         local_context=local_context, forms=words[:n_forms], context=words[n_forms:])
+
+    def _in_own_ids(self, read: Sequence["_Portable"]) -> list["CompactFeatures"]:
+        """Read documents in this extractor's ids: every form, context attribute and bigram of them looked up
+        at once, the forms and attributes never seen interned."""
+        if not read:
+            return []
+        texts = [form for r in read for form in r.forms]
+        found = list(map(self._forms.get, texts))
+        if None in found:
+            found = [self._form_id(form) if i is None else i for form, i in zip(texts, found)]
+        form_ids = np.array(found, dtype=np.int32)
+        context_ids = np.array(self.vocabulary.ids([attribute for r in read for attribute in r.context]),
                                dtype=np.int32)
-        # Known forms are looked up in one pass; only those this extractor never saw go through _form_id.
-        known = self._forms.get
-        texts = [text[a:b] for a, b in offsets[form_first].tolist()]
-        found = [known(form, -1) for form in texts]
-        if -1 in found:
-            found = [self._form_id(form) if i < 0 else i for form, i in zip(texts, found)]
-        forms = np.array(found, dtype=np.int32)[local_forms]
-        left, right = self._bigram_columns(forms, sentences)
-        return CompactFeatures(offsets=offsets, sentences=sentences, forms=forms, left=left, right=right,
-                               context_lengths=context_lengths, context=context_ids[local_context])
+        # Each document's forms from its local numbering; then the bigrams of all of them, whose sentences
+        # partition their tokens laid back to back.
+        forms, sentences, form_at, context_at, token_at = [], [], 0, [0], 0
+        for r in read:
+            forms.append(form_ids[form_at:form_at + len(r.forms)][r.local_forms])
+            sentences.append(r.sentences + token_at)
+            form_at += len(r.forms)
+            context_at.append(context_at[-1] + len(r.context))
+            token_at += r.offsets.shape[0]
+        all_forms = np.concatenate(forms)
+        left, right = self._bigram_columns(all_forms, np.concatenate(sentences).reshape(-1, 2))
+        out, token_at = [], 0
+        for k, r in enumerate(read):
+            n = r.offsets.shape[0]
+            out.append(CompactFeatures(
+                offsets=r.offsets, sentences=r.sentences, forms=forms[k], left=left[token_at:token_at + n],
+                right=right[token_at:token_at + n], context_lengths=r.context_lengths,
+                context=context_ids[context_at[k]:context_at[k + 1]][r.local_context]))
+            token_at += n
+        return out
 
     # The shared vocabulary -------------------------------------------------------------------------------
     def vocabulary_snapshot(self) -> bytes | None:
@@ -732,7 +797,7 @@ class FeatureExtractor:
         extractor adopts (:meth:`adopt_vocabulary`) instead of working it out again form by form: the
         attribute strings in id order, the token forms with their attribute ids in every role, the lower-cased
         forms and the bigrams. None when a string holds a NUL character (the separator of the strings)."""
-        strings, forms, lower = self.vocabulary.strings, list(self._forms), self._lower_names
+        strings, forms, lower = self.vocabulary.strings, self._form_names[2:], self._lower_names
         text = "\0".join(chain(strings, forms, lower))
         if text.count("\0") != len(strings) + len(forms) + len(lower) - 1:
             return None
@@ -787,6 +852,7 @@ class FeatureExtractor:
         vocabulary.strings = strings
         vocabulary.index = dict(zip(strings, range(n_strings)))
         self._forms = dict(zip(forms, range(2, n_rows)))
+        self._form_names = ["<s>", "</s>", *forms]
         ends = np.cumsum(totals)
         self._roles = tuple(_Ragged.of(lengths[k], values[ends[k] - totals[k]:ends[k]]) for k in range(5))
         self._lower_names = lower
@@ -1010,18 +1076,20 @@ class FeatureCache:
         scoped = extractor.scope is not None
         if scoped and extractor.key not in self._shared_forms:
             self._shared_forms[extractor.key] = self._adopt_vocabulary(extractor)
-        found: dict[tuple[str, str], CompactFeatures] = {}
+        stored = [(key, text, blob) for (key, text), blob in zip(wanted.items(),
+                                                                 self.shared.get_many(list(wanted.values())))
+                  if blob is not None]
+        read = extractor.from_portable_many([(text, blob) for _, text, blob in stored])
+        found = {key: compact for (key, _, _), compact in zip(stored, read) if compact is not None}
+        self.shared_hits += len(found)
         extracted: list[tuple[str, bytes]] = []
-        for (key, text), blob in zip(wanted.items(), self.shared.get_many(list(wanted.values()))):
-            if blob is not None:
+        for key, text in wanted.items():
+            if key not in found:  # not stored, or written by older features: extracted (again) and stored
+                found[key] = extractor.compact(text)
                 try:
-                    found[key] = extractor.from_portable(text, blob)
-                    self.shared_hits += 1
-                    continue
+                    extracted.append((text, extractor.portable(found[key])))
                 except ValueError:
-                    pass  # written by older features: extracted again and replaced
-            found[key] = extractor.compact(text)
-            extracted.append((text, extractor.portable(found[key])))
+                    pass  # a token with a line break, which no tokenizer makes: featurized here each time
         if extracted:
             self.shared.put_many(extracted)
         if scoped:

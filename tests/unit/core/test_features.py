@@ -3,7 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from learning.core.features import FeatureCache, FeatureExtractor, get_extractor, short_shape, word_shape
+from learning.core.features import (
+    CompactFeatures, FeatureCache, FeatureExtractor, get_extractor, short_shape, word_shape,
+)
 
 
 def test_shapes():
@@ -239,6 +241,25 @@ def test_bytes_of_another_layout_or_text_are_refused():
             ex.from_portable(NOTES[0], bad)
     with pytest.raises(ValueError):
         ex.from_portable("Ana.", blob)  # offsets past the end of this text
+    # Forms are stored one per line; a form with a line break (which the tokenizer never makes) is not stored.
+    compact = ex.compact(NOTES[0])
+    odd = compact.forms.copy()
+    odd[0] = ex._form_id("Ana\nGil")
+    with pytest.raises(ValueError, match="line break"):
+        ex.portable(CompactFeatures(compact.offsets, compact.sentences, odd, compact.left, compact.right,
+                                    compact.context_lengths, compact.context))
+
+
+def test_a_shard_read_at_once_gives_each_documents_features_and_skips_refused_bytes():
+    writer = FeatureExtractor()
+    texts = NOTES + many_bigrams(2, seed=6)
+    items = [(text, writer.portable(writer.compact(text))) for text in texts]
+    items.insert(2, (texts[0], b"written by older features"))
+    reader = FeatureExtractor()
+    read = reader.from_portable_many(items)
+    assert read[2] is None and all(compact is not None for k, compact in enumerate(read) if k != 2)
+    together = [reader.assemble(text, compact) for (text, _), compact in zip(items, read) if compact is not None]
+    assert [token_rows(f) for f in together] == [token_rows(FeatureExtractor().extract(text)) for text in texts]
 
 
 def test_a_fresh_cache_reads_what_another_process_stored_instead_of_featurizing_it(monkeypatch):
