@@ -36,7 +36,7 @@ from learning.services import jobs, model_store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BACKGROUND_NICENESS", "fit_base", "same_settings", "start", "take_base"]
+__all__ = ["BACKGROUND_NICENESS", "PLACE_PARAMETERS", "fit_base", "placed_like", "same_settings", "start", "take_base"]
 
 #: How much a background fit yields the CPU to the loop's retrains and scoring (its process's nice value).
 BACKGROUND_NICENESS = 10
@@ -103,20 +103,32 @@ def take_base(project_id: int, fresh: Any) -> Any | None:
         model_store.delete(waiting[0])
     if base is None or not same_settings(base, fresh):
         return None
-    base.feature_cache = fresh.feature_cache
-    return base
+    return placed_like(base, fresh)
+
+
+#: What a saved tagger takes from the fresh one it stands for: where its features are kept and read, which
+#: changes nothing of its model (a model saved before features had a scope goes on with its project's).
+PLACE_PARAMETERS = ("feature_cache", "vocabulary_scope")
 
 
 def same_settings(saved: Any, fresh: Any) -> bool:
-    """Whether a saved tagger was made with the settings of ``fresh`` (its feature cache aside)."""
+    """Whether a saved tagger was made with the settings of ``fresh`` (where features live aside)."""
     try:
         return type(saved) is type(fresh) and _settings(saved) == _settings(fresh)
     except AttributeError:  # saved by a version whose tagger had other parameters
         return False
 
 
+def placed_like(saved: Any, fresh: Any) -> Any:
+    """``saved``, its features kept and read where ``fresh``'s are (:data:`PLACE_PARAMETERS`)."""
+    for name in PLACE_PARAMETERS:
+        if hasattr(fresh, name):
+            setattr(saved, name, getattr(fresh, name))
+    return saved
+
+
 def _settings(tagger: Any) -> dict[str, Any]:
-    return {name: value for name, value in tagger.get_params().items() if name != "feature_cache"}
+    return {name: value for name, value in tagger.get_params().items() if name not in PLACE_PARAMETERS}
 
 
 def _refit_under_way(project_id: int) -> bool:

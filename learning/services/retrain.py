@@ -197,8 +197,7 @@ def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
         return "nothing", None
     if not cold_refit.same_settings(previous, fresh):
         return "nothing", None
-    previous.feature_cache = fresh.feature_cache
-    return "current", previous
+    return "current", cold_refit.placed_like(previous, fresh)
 
 
 def recall_bias_summary(project: Project, model) -> dict[str, Any]:

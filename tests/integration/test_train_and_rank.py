@@ -183,3 +183,21 @@ def test_no_refit_starts_while_another_process_holds_the_projects_refit_lock(see
     finally:
         other.close()
     assert not cold_refit._refit_under_way(project.pk) and model_store.base_models(project.pk) == []
+
+
+def test_a_model_saved_before_features_had_a_scope_is_still_continued_from(seeded):
+    from annotator.artifact_store import get_store
+    from learning.core import artifacts
+    from learning.services.model_store import artifact_key
+
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    older = load_model(first.artifact, project_id=project.pk)
+    older = artifacts.unseal(artifacts.seal(older, key=b"k"), key=b"k")  # a copy of its own
+    del older.__dict__["vocabulary_scope"]  # as pickled by the version before
+    get_store().write(first.artifact, artifacts.seal(older, key=artifact_key(project.pk)))
+
+    second = train_and_rank(project=project)
+    fit = RetrainJob.objects.get(model_version=second).result["fit"]
+    assert (fit["kind"], fit["continued_from"]) == ("warm", "current")
+    assert load_model(second.artifact, project_id=project.pk).vocabulary_scope == str(project.pk)

@@ -127,7 +127,7 @@ class CRFTagger(BaseTagger):
 
     # Features -------------------------------------------------------------------------------------------
     def _extractor(self) -> FeatureExtractor:
-        return get_extractor(self.gazetteers, getattr(self, "vocabulary_scope", None))  # None: saved before scopes
+        return get_extractor(self.gazetteers, self.vocabulary_scope)
 
     def _cached_features(self, docs: Sequence[Document], *, keep: bool = False) -> list[DocumentFeatures]:
         """The (cached) features of ``docs``; ``keep`` them from eviction by scoring (training documents)."""
@@ -332,6 +332,7 @@ class CRFTagger(BaseTagger):
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
+        state.setdefault("vocabulary_scope", None)  # saved before features had a scope
         older = state.pop("crf_", None)  # saved before crfsuite's model travelled pickled
         self.__dict__.update(state)
         if older is not None:
