@@ -29,7 +29,7 @@ from learning.models import ModelVersion
 
 __all__ = [
     "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "load_model", "prune", "read",
-    "save_base", "save_deid_model", "save_job_model",
+    "save_base", "save_deid_model", "save_job_model", "to_continue",
 ]
 
 #: Saved models kept per project (the current one and the ones before it, for comparisons).
@@ -101,6 +101,15 @@ def load_model(artifact: str, *, project_id: int) -> Any:
             _TAGGERS.popitem(last=False)
     _TAGGERS.move_to_end(cached)
     return _TAGGERS[cached]
+
+
+def to_continue(artifact: str, *, project_id: int) -> Any:
+    """A saved tagger of ``project_id`` to fit further (a copy the caller may change): made from the one
+    :func:`load_model` keeps when this process holds it and the tagger can be copied so
+    (``copy_to_continue``), which spares reading and unpickling it again; otherwise :func:`read`."""
+    kept = _TAGGERS.get((artifact, project_id))
+    copy = getattr(kept, "copy_to_continue", None)
+    return copy() if copy is not None else read(artifact, project_id=project_id)
 
 
 def delete(artifact: str) -> None:

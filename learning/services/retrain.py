@@ -178,9 +178,9 @@ def _current_model_spans(project: Project, evaluation, current_tagger, warnings:
 
 def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
     """What the retrain continues from, when the tagger the project asks for starts warm (``warm_start``):
-    the base a cold refit left for it (``"base"``), else the project's current model, freshly read, when it is
-    of the same kind and settings (``"current"``); ``("nothing", None)`` otherwise, and the fit starts from
-    zero."""
+    the base a cold refit left for it (``"base"``), else a copy of the project's current model of its own
+    (``model_store.to_continue``), when it is of the same kind and settings (``"current"``); ``("nothing",
+    None)`` otherwise, and the fit starts from zero."""
     fresh = factory()
     if not getattr(fresh, "warm_start", False):
         return "nothing", None
@@ -191,7 +191,7 @@ def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
     if current is None or not model_store.exists(current.artifact):
         return "nothing", None
     try:
-        previous = model_store.read(current.artifact, project_id=project.pk)
+        previous = model_store.to_continue(current.artifact, project_id=project.pk)
     except Exception as error:  # noqa: BLE001 - a model that cannot be read is not continued from
         log.warning("model %s of project %s is not continued from: %s", current.pk, project.pk, error)
         return "nothing", None

@@ -201,3 +201,32 @@ def test_a_model_saved_before_features_had_a_scope_is_still_continued_from(seede
     fit = RetrainJob.objects.get(model_version=second).result["fit"]
     assert (fit["kind"], fit["continued_from"]) == ("warm", "current")
     assert load_model(second.artifact, project_id=project.pk).vocabulary_scope == str(project.pk)
+
+
+def test_a_retrain_continues_from_a_copy_of_the_model_this_process_scores_with_and_leaves_that_one_as_it_was(
+        seeded, monkeypatch):
+    import numpy as np
+
+    from learning.services import model_store
+
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    kept = load_model(first.artifact, project_id=project.pk)  # what this process's scoring holds
+    attributes, state, transition, lexicon = (kept.attributes_, kept.state_weights_.copy(),
+                                              kept.transition_weights_.copy(), kept.lexicon_)
+    original, reads = model_store.read, []
+
+    def counted(artifact, **kwargs):
+        reads.append(artifact)
+        return original(artifact, **kwargs)
+
+    monkeypatch.setattr(model_store, "read", counted)
+    import_documents(project=project, documents=generate_notes(48, seed=11)[40:], annotated=True)
+
+    second = train_and_rank(project=project)
+    assert RetrainJob.objects.get(model_version=second).result["fit"]["continued_from"] == "current"
+    assert first.artifact not in reads  # not read again: copied from the one in memory
+    new = load_model(second.artifact, project_id=project.pk)
+    assert not np.array_equal(new.transition_weights_, transition)  # the fit moved the weights
+    assert kept.attributes_ is attributes and kept.lexicon_ is lexicon
+    assert np.array_equal(kept.state_weights_, state) and np.array_equal(kept.transition_weights_, transition)

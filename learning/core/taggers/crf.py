@@ -294,6 +294,14 @@ class CRFTagger(BaseTagger):
             if abs(transition[label_index[a], label_index[b]] - w) > 1e-6:
                 raise CRFModelFormatError("transition weights disagree with crfsuite's dump")
 
+    def copy_to_continue(self) -> "CRFTagger":
+        """A copy to fit further that shares this tagger's arrays, lists and lexicon: fitting assigns new ones
+        and changes none in place, so this tagger stays as it was (a process may be scoring with it)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._vocab_rows = None
+        return clone
+
     # crfsuite's own model (``crf_``) is kept pickled and read back on first use.  A live one holds its model
     # in a temporary file (``model*.crfsuite``, words of the training records among its attributes) that only
     # its finaliser removes, and a worker's pool process ends without running finalisers: a process that
