@@ -12,7 +12,8 @@ from learning.selectors.measured_costs import cost_fits
 
 def loop_tagger(project: Project, *, seed: int = 0) -> tuple[str, dict[str, Any], Callable[[], Any]]:
     """The tagger a project's loop trains: its kind, the project's own parameters, and a factory of fresh
-    taggers with those over the live loop's defaults (and the project's gazetteers, for a CRF)."""
+    taggers with those over the live loop's defaults and what the tagger takes from the project
+    (:func:`project_settings`)."""
     kind, params = project.tagger.get("kind", "crf"), dict(project.tagger.get("params", {}))
     return kind, params, tagger_factory(kind, seed=seed, **live_params(kind, params), **project_settings(project, kind))
 

@@ -40,6 +40,11 @@ __all__ = ["BACKGROUND_NICENESS", "PLACE_PARAMETERS", "fit_base", "placed_like",
 
 #: How much a background fit yields the CPU to the loop's retrains and scoring (its process's nice value).
 BACKGROUND_NICENESS = 10
+
+#: What a saved tagger takes from the fresh one it stands for: where its features are kept and read, which
+#: changes nothing of its model (a model saved before features had a scope goes on with its project's).
+PLACE_PARAMETERS = ("feature_cache", "vocabulary_scope")
+
 #: The first key of the advisory lock that one refit of a project holds (the second is the project's id).
 _LOCK_CLASS = 0x6465_6964  # 'deid'
 
@@ -104,11 +109,6 @@ def take_base(project_id: int, fresh: Any) -> Any | None:
     if base is None or not same_settings(base, fresh):
         return None
     return placed_like(base, fresh)
-
-
-#: What a saved tagger takes from the fresh one it stands for: where its features are kept and read, which
-#: changes nothing of its model (a model saved before features had a scope goes on with its project's).
-PLACE_PARAMETERS = ("feature_cache", "vocabulary_scope")
 
 
 def same_settings(saved: Any, fresh: Any) -> bool:
