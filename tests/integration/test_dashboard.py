@@ -376,3 +376,24 @@ def test_a_valid_simulation_is_queued_followed_and_shown_when_done(project, user
     shown = f'id="simulation-run" class="card dash-sim" data-run="{newer.pk}" data-status="queued"'
     assert shown in page.content.decode()
     assert _chart_data(page)["overlay"] == f"{run.pk}:2"
+
+
+def test_a_simulation_fits_the_crf_the_live_loop_fits_with_the_projects_gazetteers(projects, monkeypatch):
+    from learning.selectors.loop import loop_tagger
+    from learning.services import simulations
+
+    project = projects["A"]
+    project.gazetteers = {"HOSPITAL": ["Hospital La Paz"]}
+    project.save()
+    notes = generate_notes(10, seed=4)
+    import_documents(project=project, documents=notes[:7], annotated=True)
+    import_documents(project=project, documents=notes[7:], annotated=True, evaluation=True)
+    run = SimulationRun.objects.create(project=project, strategies=["random"], batch_sizes=[2], initial=3,
+                                       iterations=1, runs=1, tagger=dict(project.tagger))
+    fitted = []
+    monkeypatch.setattr(simulations, "simulate",
+                        lambda *args, tagger_factory, **kwargs: fitted.append(tagger_factory()) or {})
+    assert run_simulation(run.pk).status == "done"
+    live = loop_tagger(project)[2]()
+    assert fitted[0].get_params() == live.get_params()
+    assert fitted[0].gazetteers == project.gazetteers and fitted[0].vocabulary_scope == str(project.pk)
