@@ -28,7 +28,7 @@ from learning.core import artifacts
 from learning.models import ModelVersion
 
 __all__ = [
-    "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "load_model", "prune", "read",
+    "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "keep", "load_model", "prune", "read",
     "save_base", "save_deid_model", "save_job_model", "to_continue",
 ]
 
@@ -96,11 +96,18 @@ def load_model(artifact: str, *, project_id: int) -> Any:
     be changed."""
     cached = (artifact, project_id)
     if cached not in _TAGGERS:
-        _TAGGERS[cached] = read(artifact, project_id=project_id)
-        while len(_TAGGERS) > 2:
-            _TAGGERS.popitem(last=False)
+        keep(artifact, read(artifact, project_id=project_id), project_id=project_id)
     _TAGGERS.move_to_end(cached)
     return _TAGGERS[cached]
+
+
+def keep(artifact: str, tagger: Any, *, project_id: int) -> None:
+    """Hold ``tagger``, just saved as ``artifact``, for :func:`load_model` in this process: the process that
+    trained a model scores with it without reading it back (and with the tables its evaluation built)."""
+    _TAGGERS[(artifact, project_id)] = tagger
+    _TAGGERS.move_to_end((artifact, project_id))
+    while len(_TAGGERS) > 2:
+        _TAGGERS.popitem(last=False)
 
 
 def to_continue(artifact: str, *, project_id: int) -> Any:

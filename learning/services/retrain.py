@@ -112,6 +112,7 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
 
     strategy, strategy_note = project_strategy(project)
     artifact = model_store.save_job_model(job, tagger)
+    model_store.keep(artifact, tagger, project_id=project.pk)  # this process scores with it as it is
     pool_ids = unlabelled_pool_ids(project=project)
     n_tokens = sum(len(tokens) for tokens in tagger.tokens(gold))  # the fit's own, not tokenized again
     with transaction.atomic():

@@ -203,7 +203,7 @@ def test_a_model_saved_before_features_had_a_scope_is_still_continued_from(seede
     assert load_model(second.artifact, project_id=project.pk).vocabulary_scope == str(project.pk)
 
 
-def test_a_retrain_continues_from_a_copy_of_the_model_this_process_scores_with_and_leaves_that_one_as_it_was(
+def test_a_retrain_continues_from_a_copy_of_the_model_this_process_holds_and_scores_with_the_one_it_trained(
         seeded, monkeypatch):
     import numpy as np
 
@@ -226,6 +226,7 @@ def test_a_retrain_continues_from_a_copy_of_the_model_this_process_scores_with_a
     second = train_and_rank(project=project)
     assert RetrainJob.objects.get(model_version=second).result["fit"]["continued_from"] == "current"
     assert first.artifact not in reads  # not read again: copied from the one in memory
+    assert second.artifact not in reads  # scored with the model as trained, not read back
     new = load_model(second.artifact, project_id=project.pk)
     assert not np.array_equal(new.transition_weights_, transition)  # the fit moved the weights
     assert kept.attributes_ is attributes and kept.lexicon_ is lexicon
