@@ -155,7 +155,8 @@ def _word_cuts(word: str) -> list[int]:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Split ``text`` into tokens with character offsets (whitespace is never part of a token)."""
+    """Split ``text`` into tokens with character offsets. No token holds a line break or a tab; only a phone
+    number written in spaced groups (``612 345 678``, ``_PHONE_SPACED``) holds spaces."""
     tokens: list[Token] = []
     append = tokens.append
     for m in _TOKEN_RE.finditer(text):
