@@ -683,13 +683,15 @@ class FeatureExtractor:
         previous = np.empty(n, dtype=np.int64)
         previous[1:] = lower[:-1]
         previous[bounds[:, 0]] = _BEGIN  # the pseudo-forms' lower-cased ids are their form ids
-        following = np.empty(n, dtype=np.int64)
-        following[:-1] = lower[1:]
-        following[bounds[:, 1] - 1] = _END
-        make = self._bigram_ids
-        left = self._bigrams.lookup(previous << 32 | lower, make)[:, 0]
-        right = self._bigrams.lookup(lower << 32 | following, make)[:, 1]
-        return left, right
+        ends = bounds[:, 1] - 1
+        # The bigram starting at a token is the one ending at the next, but at a sentence's end ("</s>"): each
+        # bigram is looked up once, those ending at a token first, then the sentences' last ones.
+        ids = self._bigrams.lookup(np.concatenate([previous << 32 | lower, lower[ends] << 32 | _END]),
+                                   self._bigram_ids)
+        right = np.empty(n, dtype=np.int32)
+        right[:-1] = ids[1:n, 1]
+        right[ends] = ids[n:, 1]
+        return ids[:n, 0], right
 
     # The shared form ------------------------------------------------------------------------------------
     def portable(self, compact: "CompactFeatures") -> bytes:
@@ -702,10 +704,9 @@ class FeatureExtractor:
         names = self._form_names
         forms = [names[i] for i in distinct_forms.tolist()]
         strings = [self.vocabulary.strings[i] for i in distinct_context.tolist()]
-        text = _SEPARATOR.join(chain(forms, strings))
-        if text.count(_SEPARATOR) != max(len(forms) + len(strings) - 1, 0):
+        chars = _joined(forms + strings, _SEPARATOR)
+        if chars is None:
             raise ValueError("a form or attribute with a line break cannot be stored")
-        chars = text.encode("utf-8")
         arrays = (
             compact.offsets.astype(np.int32), compact.sentences.astype(np.int32), local_forms.astype(np.int32),
             compact.context_lengths.astype(np.uint8), local_context.astype(np.int32),
@@ -752,9 +753,7 @@ class FeatureExtractor:
         offsets, sentences = offsets.reshape(n, 2), sentences.reshape(n_sentences, 2)
         if n and int(offsets[-1, 1]) > len(text):
             raise ValueError("stored features of another text")
-        words = data[at:].decode("utf-8").split(_SEPARATOR) if n_forms + n_strings else []
-        if len(words) != n_forms + n_strings:
-            raise ValueError("stored features with another number of forms")
+        words = _split(data[at:], n_forms + n_strings, _SEPARATOR, "stored features with another number of forms")
         return _Portable(offsets=offsets, sentences=sentences, local_forms=local_forms, context_lengths=context_lengths,
                          local_context=local_context, forms=words[:n_forms], context=words[n_forms:])
 
@@ -798,8 +797,8 @@ class FeatureExtractor:
         attribute strings in id order, the token forms with their attribute ids in every role, the lower-cased
         forms and the bigrams. None when a string holds a NUL character (the separator of the strings)."""
         strings, forms, lower = self.vocabulary.strings, self._form_names[2:], self._lower_names
-        text = "\0".join(chain(strings, forms, lower))
-        if text.count("\0") != len(strings) + len(forms) + len(lower) - 1:
+        text = _joined(list(chain(strings, forms, lower)), "\0")
+        if text is None:
             return None
         keys, ids = self._bigrams.merged()
         lengths = [table.lengths.view().astype(np.int32) for table in self._roles]
@@ -807,7 +806,7 @@ class FeatureExtractor:
         header = _SNAPSHOT_HEADER.pack(_PORTABLE_MAGIC, len(strings), len(forms), len(lower), keys.shape[0],
                                        sum(v.shape[0] for v in values))
         arrays = (*lengths, *values, self._form_lower.view(), keys, ids)
-        return zlib.compress(header + b"".join(a.tobytes() for a in arrays) + text.encode("utf-8"), 1)
+        return zlib.compress(header + b"".join(a.tobytes() for a in arrays) + text, 1)
 
     def adopt_vocabulary(self, blob: bytes) -> bool:
         """Take over another extractor's :meth:`vocabulary_snapshot`, its ids included: only a :attr:`fresh`
@@ -839,9 +838,7 @@ class FeatureExtractor:
         at += keys.nbytes
         ids = np.frombuffer(data, dtype=np.int32, count=2 * n_bigrams, offset=at).reshape(n_bigrams, 2)
         at += ids.nbytes
-        words = data[at:].decode("utf-8").split("\0")
-        if len(words) != n_strings + n_forms + n_lower:
-            raise ValueError("a vocabulary with another number of strings")
+        words = _split(data[at:], n_strings + n_forms + n_lower, "\0", "a vocabulary with another number of strings")
         strings, forms, lower = words[:n_strings], words[n_strings:n_strings + n_forms], words[n_strings + n_forms:]
         if (strings[: self._initial_attributes] != self.vocabulary.strings or lower[:2] != self._lower_names
                 or _outside(values, n_strings) or _outside(ids, n_strings) or _outside(form_lower, n_lower)
@@ -950,6 +947,20 @@ class FeatureExtractor:
                     key_start = q + 1
             i = j
         return out
+
+
+def _joined(strings: list[str], separator: str) -> bytes | None:
+    """``strings`` as UTF-8 text, ``separator`` between them; None when one of them holds the separator."""
+    text = separator.join(strings)
+    return text.encode("utf-8") if text.count(separator) == max(len(strings) - 1, 0) else None
+
+
+def _split(data: bytes, count: int, separator: str, refusal: str) -> list[str]:
+    """The ``count`` strings :func:`_joined` wrote; ValueError(``refusal``) when there are not as many."""
+    words = data.decode("utf-8").split(separator) if count else []
+    if len(words) != count:
+        raise ValueError(refusal)
+    return words
 
 
 def _outside(ids: np.ndarray, size: int) -> bool:
