@@ -18,8 +18,8 @@ was made from, moved past the added first line), so the real path runs: the subm
 commit, ``request_retrain``, ``learning.retrain`` on the broker, the shard chord, ``learning.publish``.
 The clock starts just before the batch-completing ``submit`` call and stops when this process, polling the
 database every 25 ms, sees a current ranking made by a new model version. From the job's timestamps come
-the wait in the queue (started − created), training (trained − started: fitting, evaluating, staging) and
-scoring (finished − trained: every shard, then publishing); tokens scored per second are the tokens of the
+the wait in the queue (started − created), training (trained − started: fitting, staging) and scoring
+(finished − trained: every shard and the model's evaluation, one chord, then publishing); tokens scored per second are the tokens of the
 scored records (counted once with ``corpus.text.tokenize``) over the scoring seconds. Another
 annotator, one with no open record, then asks for a record, which must be the new ranking's first. The
 worker is stopped (also on failure) before the next N.

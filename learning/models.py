@@ -47,8 +47,16 @@ class ModelVersion(models.Model):
         return f"{self.project} {self.tagger_kind} #{self.pk}"
 
 
+class _JobsWithoutEvaluationSpans(models.Manager):
+    """Jobs read without their ``evaluation_spans`` (a long JSON, read only to compare the next model with the
+    job's): ``values_list("evaluation_spans")`` asks for them."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().defer("evaluation_spans")
+
+
 class RetrainJob(models.Model):
-    """One run of the loop for a project: train, evaluate, score the pool in shards, publish.
+    """One run of the loop for a project: train; evaluate and score the pool in shards; publish.
 
     At most one job per project is active (queued, training or scoring) — the database refuses a second.
     A job is worked on by one attempt at a time: the worker process that claimed it (``owner``) keeps its
@@ -87,6 +95,10 @@ class RetrainJob(models.Model):
     follow_up = models.BooleanField(default=False, help_text="queue another retrain when this one ends")
     artifact = models.CharField(max_length=500, blank=True)
     result = models.JSONField(default=dict, blank=True, help_text="what training measured and chose")
+    evaluation_spans = models.JSONField(
+        default=dict, blank=True,
+        help_text="the spans the job's model predicted on each evaluation document, by the hash of its text",
+    )
     ranking_id = models.BigIntegerField(null=True, blank=True, help_text="the staged annotator.Ranking")
     pool_size = models.PositiveIntegerField(default=0)
     shards = models.PositiveIntegerField(default=0)
@@ -98,6 +110,8 @@ class RetrainJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     trained_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = _JobsWithoutEvaluationSpans()
 
     class Meta:
         ordering = ["project", "-created_at"]

@@ -1,6 +1,6 @@
-"""Every Celery task of learning: retrain a project, score its pool in shards (a chord), publish, recover;
-fit a base model from zero beside the loop; run a simulation; compute stylometric clusters; train a de-identification
-model.
+"""Every Celery task of learning: retrain a project, evaluate the model and score its pool in shards (a chord),
+publish, recover; fit a base model from zero beside the loop; run a simulation; compute stylometric clusters;
+train a de-identification model.
 
 Every task is idempotent: ``retrain`` claims the job in the database before working on it, and shard and
 publish tasks carry the attempt they belong to, so a message delivered twice, or one left over from an
@@ -88,12 +88,13 @@ def retrain(self, job_id: int, release: int | None = None) -> str:
 
 
 def _score_then_publish(job: RetrainJob, shards: list[list[int]], rescues: int = 0) -> None:
-    """A chord of the shards' scoring whose body publishes the job; its error callback may rescue it."""
+    """A chord of the model's evaluation (unless done) and the shards' scoring, whose body publishes the job;
+    its error callback may rescue it. The evaluation comes first, so that the first free process takes it."""
     body = publish.si(job.pk, job.attempt)
-    if shards:
-        chord([score_shard.si(job.pk, job.attempt, shard) for shard in shards])(
-            body.on_error(shard_failed.si(job.pk, job.attempt, rescues))
-        )
+    header = [] if services.evaluated(job) else [evaluate_model.si(job.pk, job.attempt)]
+    header += [score_shard.si(job.pk, job.attempt, shard) for shard in shards]
+    if header:
+        chord(header)(body.on_error(shard_failed.si(job.pk, job.attempt, rescues)))
     else:
         body.delay()
 
@@ -124,6 +125,25 @@ def score_shard(self, job_id: int, attempt: int, document_ids: list[int]) -> int
     return stored
 
 
+@shared_task(name="learning.evaluate", bind=True, max_retries=DB_RETRIES)
+def evaluate_model(self, job_id: int, attempt: int) -> str:
+    """Evaluate the job's model beside the scoring (``services.evaluate``); a transient database error retries
+    it, as a shard's does."""
+    try:
+        job = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
+        if job is None:
+            return "not current"
+        with jobs.lease(job):
+            services.evaluate(job)
+    except jobs.Superseded:
+        return "superseded"
+    except jobs.TRANSIENT_DB_ERRORS as error:
+        jobs.drop_broken_connection()
+        log.warning("evaluating the model of retrain job %s hit a database error (retrying): %s", job_id, error)
+        raise self.retry(exc=error, countdown=DB_RETRY_SECONDS)
+    return "evaluated"
+
+
 @shared_task(name="learning.publish")
 def publish(job_id: int, attempt: int) -> int | None:
     version = services.publish(job_id, attempt)
@@ -143,11 +163,11 @@ SHARD_RESCUES = 2
 
 @shared_task(name="learning.shard_failed")
 def shard_failed(job_id: int, attempt: int, rescues: int = 0) -> None:
-    """A shard of the chord failed — or only its result was lost: a shard scored while Redis, the result
-    backend, restarts is stored in the database but reported to the chord as failed. Rather than end the job
-    (and the loop waiting for the next batch), the pool still unscored is sent again in a new chord, which
-    publishes when every shard is in (scoring a shard again replaces its rows); only after ``SHARD_RESCUES``
-    rescues does the job fail."""
+    """A task of the chord (a shard, or the evaluation) failed — or only its result was lost: a shard scored
+    while Redis, the result backend, restarts is stored in the database but reported to the chord as failed.
+    Rather than end the job (and the loop waiting for the next batch), the pool still unscored, and the
+    evaluation unless done, are sent again in a new chord, which publishes when every part is in (scoring a
+    shard again replaces its rows); only after ``SHARD_RESCUES`` rescues does the job fail."""
     jobs.drop_broken_connection()
     job = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
     if job is not None and rescues < SHARD_RESCUES:

@@ -32,8 +32,8 @@ from learning.core.self_training import SelfTrainingResult, self_train
 from learning.core.taggers.base import gold_tags
 
 __all__ = [
-    "CROSS_FIT", "CROSS_FIT_FOLDS", "TUNE_ON_DEV", "TrainedModel", "cross_fit_recall_bias", "split_dev",
-    "train_and_evaluate",
+    "CROSS_FIT", "CROSS_FIT_FOLDS", "TUNE_ON_DEV", "TrainedModel", "cross_fit_recall_bias", "evaluate_model",
+    "fit_model", "split_dev", "train_and_evaluate", "tuned_recall_bias",
 ]
 
 TUNE_ON_DEV = "dev"
@@ -77,6 +77,9 @@ class TrainedModel:
     predict_seconds: float = 0.0
 
 
+Beta = float | Mapping[str, float]
+
+
 def train_and_evaluate(
     train_docs: Sequence[Document],
     eval_docs: Sequence[Document],
@@ -97,7 +100,29 @@ def train_and_evaluate(
 
     ``self_training`` holds keyword arguments of :func:`learning.core.self_training.self_train`
     (``selection``, ``target_precision``, ``target_recall``, ``max_iterations``).
+
+    The two halves are :func:`fit_model` and :func:`evaluate_model`, for a caller that evaluates elsewhere.
     """
+    model = fit_model(train_docs, tagger_factory=tagger_factory, seed=seed, recall_bias_beta=recall_bias_beta,
+                      recall_bias_tuning=recall_bias_tuning, unlabelled_docs=unlabelled_docs,
+                      self_training=self_training, dev_fraction=dev_fraction)
+    evaluate_model(model, eval_docs, recall_bias_beta=recall_bias_beta, seed=seed)
+    return model
+
+
+def fit_model(
+    train_docs: Sequence[Document],
+    *,
+    tagger_factory: Callable[[], Any],
+    seed: int = 0,
+    recall_bias_beta: float | Mapping[str, float] | None = None,
+    recall_bias_tuning: str = TUNE_ON_DEV,
+    unlabelled_docs: Sequence[Document] | None = None,
+    self_training: Mapping[str, Any] | None = None,
+    dev_fraction: float = 0.2,
+) -> TrainedModel:
+    """The fitting half of :func:`train_and_evaluate`: the tagger, its silver and its development set,
+    nothing measured on evaluation documents yet."""
     if recall_bias_tuning not in (TUNE_ON_DEV, CROSS_FIT):
         raise ValueError(f"recall-bias tuning is {TUNE_ON_DEV!r} or {CROSS_FIT!r}, not {recall_bias_tuning!r}")
     tunes_on_dev = recall_bias_beta is not None and recall_bias_tuning == TUNE_ON_DEV
@@ -120,25 +145,38 @@ def train_and_evaluate(
         # The live loop learns from all its gold; self-training's development set only chose the silver.
         tagger = tagger_factory().fit(list(train_docs) + silver)
         fitted_on = list(train_docs)
-    model = TrainedModel(tagger=tagger, train_documents=fitted_on, dev_documents=dev,
-                         train_seconds=time.perf_counter() - started, self_training=outcome, silver=silver)
+    return TrainedModel(tagger=tagger, train_documents=fitted_on, dev_documents=dev,
+                        train_seconds=time.perf_counter() - started, self_training=outcome, silver=silver,
+                        recall_bias_tuning=recall_bias_tuning if recall_bias_beta is not None else "")
 
+
+def evaluate_model(
+    model: TrainedModel, eval_docs: Sequence[Document], *, recall_bias_beta: float | Mapping[str, float] | None = None,
+    seed: int = 0,
+) -> None:
+    """The evaluating half of :func:`train_and_evaluate`: the model's spans and metrics on ``eval_docs``, and
+    with ``recall_bias_beta`` its thresholds, tuned and scored as ``model.recall_bias_tuning`` says."""
     started = time.perf_counter()
+    tagger = model.tagger
     if eval_docs:
         model.eval_tokens = tagger.tokens(eval_docs)
         model.predicted = tagger.predict(eval_docs)
         model.metrics = evaluate(eval_docs, model.predicted, model.eval_tokens)
     if recall_bias_beta is not None:
-        model.recall_bias_tuning = recall_bias_tuning
-        if tunes_on_dev:
-            _tune_on_dev(model, dev, eval_docs, recall_bias_beta)
+        model.recall_bias_tuning = model.recall_bias_tuning or TUNE_ON_DEV
+        if model.recall_bias_tuning == TUNE_ON_DEV:
+            _tune_on_dev(model, model.dev_documents, eval_docs, recall_bias_beta)
         elif eval_docs:
             _cross_fit(model, eval_docs, recall_bias_beta, seed)
     model.predict_seconds = time.perf_counter() - started
-    return model
 
 
-Beta = float | Mapping[str, float]
+def tuned_recall_bias(tagger: Any, docs: Sequence[Document], beta: Beta) -> RecallBias | PerLabelRecallBias:
+    """Thresholds for ``beta`` tuned on all of ``docs`` (the ones cross-fitting keeps), without figures:
+    what decoding needs before the model is evaluated."""
+    marginals = tagger.predict_marginals(docs)
+    tokens = tagger.tokens(docs)
+    return _tune(marginals, [gold_tags(d, t) for d, t in zip(docs, tokens)], list(tagger.labels_), beta)
 
 
 def _tune(marginals, gold, labels, beta: Beta) -> RecallBias | PerLabelRecallBias:

@@ -1,5 +1,5 @@
-"""The loop's work, stage by stage: train and evaluate a project's tagger, score a piece of the pool with
-it, publish the model and the ranking together.
+"""The loop's work, stage by stage: train a project's tagger; evaluate it, and score a piece of the pool
+with it, side by side; publish the model and the ranking together.
 
 Each stage reads what the previous one saved on the job (the trained model is a file, the scores are rows
 of a staged ranking), so the stages can run in different worker processes — and a stage that is run again
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -35,7 +36,7 @@ from annotator.selectors import (
 from annotator.services.imports import content_hash
 from annotator.services.notify import notify_project
 from annotator.services.ranking import activate_ranking, add_scores, stage_ranking
-from corpus.span_json import write_span
+from corpus.span_json import read_span, write_span
 from corpus.types import Document as CorpusDocument
 from learning.core import artifacts
 from learning.core.metrics import mcnemar_tokens
@@ -45,7 +46,9 @@ from learning.core.pre_annotation import pre_annotations_many
 from learning.core.recall_bias import stored_thresholds
 from learning.core.self_training import POLICY_PARAMETERS
 from learning.core.strategies import Strategy
-from learning.core.training import CROSS_FIT, CROSS_FIT_FOLDS, train_and_evaluate
+from learning.core.training import (
+    CROSS_FIT, CROSS_FIT_FOLDS, TrainedModel, evaluate_model, fit_model, tuned_recall_bias,
+)
 from learning.models import ModelVersion, RetrainJob, SilverSentence
 from learning.selectors.loop import loop_recall_bias, loop_tagger
 from learning.selectors.measured_costs import project_strategy
@@ -67,48 +70,40 @@ class NothingToLearn(Exception):
 # Training -------------------------------------------------------------------------------------------------
 
 def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
-    """Fit, evaluate and save the project's tagger; stage an empty ranking. Returns the shards to score."""
+    """Fit and save the project's tagger; stage an empty ranking. Returns the shards to score.
+
+    The model is evaluated by :func:`evaluate`, beside the scoring of the shards; only the recall bias's
+    thresholds, which the scoring's suggestions need, are tuned here on the evaluation documents."""
     project = Project.objects.get(pk=job.project_id)
     gold = gold_documents(project=project, role=Document.Role.POOL)
     if not gold:
         raise NothingToLearn("there is no submitted gold in the pool to learn from yet")
-    evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
     kind, params, factory = loop_tagger(project, seed=seed)
     jobs.notify(job, "training", f"Training the {kind.upper()} on {len(gold)} documents…")
 
-    unlabelled, policy, continued, previous = None, {}, "nothing", None
+    unlabelled, policy, continued = None, {}, "nothing"
     if project.self_training and len(gold) >= 2:
         unlabelled, policy = _self_training_inputs(project, seed)
     else:
         continued, previous = _tagger_to_continue(project, factory)
-    warnings: list[str] = []
-    # What the current model says on the evaluation documents, taken before a warm fit changes it in place.
-    current_spans = _current_model_spans(project, evaluation, previous if continued == "current" else None,
-                                         warnings) if evaluation else None
-    if previous is not None:
-        factory = lambda: previous  # noqa: E731 - fitted once, by train_and_evaluate
-    # Recall-bias thresholds are tuned on the evaluation documents and reported cross-fitted: figures for
-    # documents the thresholds were not tuned on (learning.core.training).
+        if previous is not None:
+            factory = lambda: previous  # noqa: E731 - fitted once, by fit_model
+    beta = loop_recall_bias(project)
     with jobs.fitting(job, characters=sum(len(d.text) for d in (*gold, *(unlabelled or ())))):
-        model = train_and_evaluate(
-            gold, evaluation, tagger_factory=factory, seed=seed, recall_bias_beta=loop_recall_bias(project),
-            recall_bias_tuning=CROSS_FIT, unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2),
-            self_training=policy,
+        model = fit_model(
+            gold, tagger_factory=factory, seed=seed, recall_bias_beta=beta, recall_bias_tuning=CROSS_FIT,
+            unlabelled_docs=unlabelled, dev_fraction=policy.pop("dev_fraction", 0.2), self_training=policy,
         )
     # Fitting touches no table and may take minutes: a database restarted meanwhile has left this thread's
     # connection dead. Drop it now, so that the model just fitted is kept, instead of the first query after
     # the fit failing and the job training again from scratch as its next attempt.
     jobs.drop_broken_connection()
     tagger, silver, train_seconds = model.tagger, model.silver, model.train_seconds
+    if beta is not None:
+        # Tuned on the evaluation documents; the figures, cross-fitted, come with the evaluation.
+        evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
+        model.recall_bias = tuned_recall_bias(tagger, evaluation, beta) if evaluation else None
     self_training = _self_training_summary(model, unlabelled)
-    metrics = dict(model.metrics)
-    if current_spans is not None:
-        current_pk, spans = current_spans
-        metrics["mcnemar_vs_previous"] = {
-            "previous": current_pk, **mcnemar_tokens(evaluation, model.predicted, spans, model.eval_tokens)}
-    if evaluation:
-        tagger.evaluation_spans_ = {content_hash(d.text): tuple(p) for d, p in zip(evaluation, model.predicted)}
-    recall_bias = recall_bias_summary(project, model)
 
     strategy, strategy_note = project_strategy(project)
     artifact = model_store.save_job_model(job, tagger)
@@ -123,14 +118,15 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         ranking = stage_ranking(project=project, strategy=strategy.name,
                                 strategy_params={**strategy.params, **strategy_note})
         locked.result = {
-            "metrics": metrics, "train_seconds": train_seconds, "labels": list(tagger.labels_),
+            "metrics": {}, "evaluation": {"done": False, "recall_bias_beta": beta},
+            "train_seconds": train_seconds, "labels": list(tagger.labels_),
             "n_documents": len(gold), "n_tokens": n_tokens,
             "annotator_hours": annotator_hours(project=project), "gold": [d.name for d in gold],
             "strategy": {"name": strategy.name, "kind": strategy.kind, "params": dict(strategy.params),
                          **strategy_note},
-            "recall_bias": recall_bias, "self_training": self_training, "silver": _silver_rows(silver),
-            "tagger": {"kind": kind, "params": params}, "seed": seed, "warnings": warnings,
-            "fit": _fit_summary(tagger, continued, len(gold)),
+            "recall_bias": recall_bias_summary(project, model), "self_training": self_training,
+            "silver": _silver_rows(silver), "tagger": {"kind": kind, "params": params}, "seed": seed,
+            "warnings": [], "fit": _fit_summary(tagger, continued, len(gold)),
         }
         locked.artifact = str(artifact)
         locked.ranking_id = ranking.pk
@@ -141,40 +137,98 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         locked.shards = len(shards)
         locked.save()
     job.refresh_from_db()
-    f1 = metrics.get("entity", {}).get("f1")
-    jobs.notify(job, "scoring", f"Model trained in {train_seconds:.0f} s"
-                + (f" (entity F1 {f1:.3f})" if f1 is not None else "")
-                + f"; scoring {len(pool_ids)} pool records…", done=0, total=len(pool_ids))
+    jobs.notify(job, "scoring", f"Model trained in {train_seconds:.0f} s; scoring {len(pool_ids)} pool records…",
+                done=0, total=len(pool_ids))
     return shards
 
 
-def _current_model_spans(project: Project, evaluation, current_tagger, warnings: list[str]):
+# Evaluation -------------------------------------------------------------------------------------------------
+
+def evaluated(job: RetrainJob) -> bool:
+    """Has the job's model been evaluated (by :func:`evaluate`)? A job trained before evaluation became a
+    stage of its own was evaluated with its training."""
+    return bool((job.result or {}).get("evaluation", {"done": True}).get("done"))
+
+
+def evaluate(job: RetrainJob) -> None:
+    """Score the job's model on the project's evaluation documents — its metrics, the spans it predicts there
+    (kept on the job, for the next model's comparison), McNemar's test against the current model and the
+    recall bias's cross-fitted figures — and put them on the job's result. It runs beside the scoring of the
+    pool (a task of the shards' chord): nothing the annotators see waits for it, and ``publish`` takes what it
+    measured. Run again, it measures again and replaces what it put."""
+    result = job.result
+    project = Project.objects.get(pk=job.project_id)
+    evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
+    beta = (result.get("evaluation") or {}).get("recall_bias_beta")
+    recall_bias = dict(result.get("recall_bias") or {})
+    metrics: dict[str, Any] = {}
+    spans: dict[str, list] = {}
+    warnings: list[str] = []
+    started = time.perf_counter()
+    if evaluation:
+        model = TrainedModel(tagger=load_model(job.artifact, project_id=job.project_id), train_documents=[],
+                             dev_documents=[], train_seconds=0.0, recall_bias_tuning=CROSS_FIT)
+        evaluate_model(model, evaluation, recall_bias_beta=beta if recall_bias else None, seed=result.get("seed", 0))
+        metrics = dict(model.metrics)
+        current = _current_model_spans(project, evaluation, warnings)
+        if current is not None:
+            current_pk, current_spans = current
+            metrics["mcnemar_vs_previous"] = {
+                "previous": current_pk, **mcnemar_tokens(evaluation, model.predicted, current_spans, model.eval_tokens)}
+        if recall_bias and model.recall_bias_metrics is not None:
+            recall_bias["metrics"] = model.recall_bias_metrics
+        spans = {content_hash(d.text): [write_span(s) for s in p] for d, p in zip(evaluation, model.predicted)}
+    jobs.drop_broken_connection()
+    with transaction.atomic():
+        locked = RetrainJob.objects.select_for_update().get(pk=job.pk)
+        if locked.attempt != job.attempt or locked.status != RetrainJob.Status.SCORING:
+            raise jobs.Superseded(job.pk)
+        locked.result = {
+            **locked.result, "metrics": metrics, "recall_bias": recall_bias,
+            "warnings": [*locked.result.get("warnings", ()), *warnings],
+            "evaluation": {"done": True, "recall_bias_beta": beta, "documents": len(evaluation),
+                           "seconds": round(time.perf_counter() - started, 3)},
+        }
+        locked.evaluation_spans = spans
+        locked.save(update_fields=["result", "evaluation_spans"])
+    f1 = metrics.get("entity", {}).get("f1")
+    if f1 is not None:
+        jobs.notify(job, "evaluated", f"Entity F1 of the new model on {len(evaluation)} evaluation records: {f1:.3f}",
+                    f1=f1, documents=len(evaluation))
+
+
+def _current_model_spans(project: Project, evaluation, warnings: list[str]):
     """``(model id, spans per evaluation document)`` of the project's current model, for McNemar's test
     against the new one; None when there is no current model to compare with.
 
-    A model keeps the spans it predicted on its own evaluation documents (``evaluation_spans_``, by text), so
-    only documents added to the evaluation set since are predicted again. ``current_tagger`` is the current
-    model when the retrain has already read it (to continue from it); otherwise it is read here. A current
-    model whose file fails verification is not loaded: the retrain goes on without the comparison and says
-    why in ``warnings`` (kept on the job's result)."""
+    A retrain keeps the spans its model predicted on the evaluation documents (``RetrainJob.evaluation_spans``,
+    by text; a model saved before that keeps them itself, as ``evaluation_spans_``), so only documents added to
+    the evaluation set since are predicted again, by the current model, read for that alone. A current model
+    whose file fails verification is not loaded: the retrain goes on without the comparison and says why in
+    ``warnings`` (kept on the job's result)."""
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
     if current is None or not model_store.exists(current.artifact):
         return None
-    try:
-        tagger = current_tagger if current_tagger is not None else load_model(current.artifact, project_id=project.pk)
-        remembered = getattr(tagger, "evaluation_spans_", None) or {}
-        keys = [content_hash(d.text) for d in evaluation]
-        missing = [i for i, key in enumerate(keys) if key not in remembered]
-        predicted = dict(zip(missing, tagger.predict([evaluation[i] for i in missing]))) if missing else {}
-    except artifacts.ArtifactRejected as error:
-        log.error("model %s of project %s was refused and not loaded: %s", current.pk, project.pk, error)
-        warnings.append(f"The previous model (#{current.pk}) was not compared with: {error}")
-        return None
-    except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
-        log.warning("could not compare with model %s: %s", current.pk, error)
-        return None
-    return current.pk, [predicted[i] if i in predicted else list(remembered[key]) for i, key in enumerate(keys)]
-
+    kept = RetrainJob.objects.filter(model_version=current).values_list("evaluation_spans", flat=True).first()
+    remembered = {key: [read_span(s) for s in spans] for key, spans in (kept or {}).items()}
+    keys = [content_hash(d.text) for d in evaluation]
+    missing = [i for i, key in enumerate(keys) if key not in remembered]
+    if missing:
+        try:
+            tagger = load_model(current.artifact, project_id=project.pk)
+            older = getattr(tagger, "evaluation_spans_", None) or {}
+            remembered.update((key, list(older[key])) for key in keys if key in older)
+            missing = [i for i, key in enumerate(keys) if key not in remembered]
+            predicted = tagger.predict([evaluation[i] for i in missing]) if missing else []
+        except artifacts.ArtifactRejected as error:
+            log.error("model %s of project %s was refused and not loaded: %s", current.pk, project.pk, error)
+            warnings.append(f"The previous model (#{current.pk}) was not compared with: {error}")
+            return None
+        except Exception as error:  # noqa: BLE001 - an unreadable old model only loses the comparison
+            log.warning("could not compare with model %s: %s", current.pk, error)
+            return None
+        remembered.update((keys[i], p) for i, p in zip(missing, predicted))
+    return current.pk, [remembered[key] for key in keys]
 
 
 def _tagger_to_continue(project: Project, factory) -> tuple[str, Any | None]:
@@ -233,7 +287,7 @@ def unscored_shards(job: RetrainJob) -> list[list[int]]:
 
 def _self_training_inputs(project: Project, seed: int) -> tuple[list[CorpusDocument], dict[str, Any]]:
     """A random sample of the pool to self-train from (ALGORITHMS.md §2), and the project's policy as
-    arguments of ``learning.core.training.train_and_evaluate`` (``dev_fraction``) and of ``self_train``."""
+    arguments of ``learning.core.training.fit_model`` (``dev_fraction``) and of ``self_train``."""
     policy = {**defaults(POLICY_PARAMETERS), **(project.self_training_policy or {})}
     limit = int(policy["max_pool_documents"])
     ids, pool = unlabelled_pool(project=project)
@@ -300,8 +354,15 @@ def score(job: RetrainJob, document_ids: Sequence[int]) -> int:
 def publish(job_id: int, attempt: int) -> ModelVersion | None:
     """Make the job's model current and its ranking the one served, in one transaction; end the job.
 
-    Returns None when the attempt is stale or the job already ended (a repeated message).
+    Returns None when the attempt is stale or the job already ended (a repeated message). A job whose model
+    is not evaluated yet (its evaluation is a task of the chord whose body publishes: it only happens when
+    that task's message was lost) is evaluated first, here.
     """
+    pending = jobs.current(job_id, attempt, RetrainJob.Status.SCORING)
+    if pending is not None and not evaluated(pending):
+        log.warning("retrain job %s attempt %s: its model was not evaluated yet; evaluating it before publishing",
+                    job_id, attempt)
+        evaluate(pending)
     with transaction.atomic():
         job = RetrainJob.objects.select_for_update().filter(
             pk=job_id, attempt=attempt, status=RetrainJob.Status.SCORING
@@ -375,6 +436,7 @@ def run_here(job: RetrainJob, *, seed: int = 0) -> ModelVersion | None:
         with jobs.lease(claimed):
             train(claimed, seed=seed)
             claimed.refresh_from_db()
+            evaluate(claimed)
             score(claimed, unlabelled_pool_ids(project=claimed.project))
             return publish(claimed.pk, claimed.attempt)
     except Exception as error:

@@ -14,7 +14,7 @@
 
   // A retrain's stages as the page's language names them (the server sends their codes).
   var STAGES = {queued: gettext("Queued"), training: gettext("Training"), scoring: gettext("Scoring"),
-    done: gettext("Done"), failed: gettext("Failed")};
+    evaluated: gettext("Evaluated"), done: gettext("Done"), failed: gettext("Failed")};
 
   // The server's sentence is English; the ones built from the message's figures are in the page's language.
   function progressText(message) {
@@ -22,6 +22,10 @@
     if (message.stage === "failed") return gettext("The retrain failed; the current model and ranking stay in place.");
     if (message.stage === "scoring" && message.total) {
       return interpolate(gettext("Scored %(done)s of %(total)s pool records…"), {done: message.done, total: message.total}, true);
+    }
+    if (message.stage === "evaluated" && typeof message.f1 === "number") {
+      return interpolate(gettext("Entity F1 of the new model on %(documents)s evaluation records: %(f1)s"),
+        {documents: message.documents, f1: message.f1.toFixed(3)}, true);
     }
     return message.text;
   }

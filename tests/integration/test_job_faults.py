@@ -124,8 +124,8 @@ def test_a_database_restarted_while_the_model_is_fitted_costs_no_second_fit(proj
         _kill_connection()
         return model
 
-    real_fit = services.train_and_evaluate
-    monkeypatch.setattr(services, "train_and_evaluate", fit_during_a_restart)
+    real_fit = services.fit_model
+    monkeypatch.setattr(services, "fit_model", fit_during_a_restart)
     tasks.retrain.apply(args=(job.pk,))
     job.refresh_from_db()
     assert len(fits) == 1 and job.status == "done" and job.attempt == 1 and job.error == ""

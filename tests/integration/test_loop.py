@@ -138,6 +138,12 @@ def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loo
     kinds = async_to_sync(_received)(layer, channel, until=("ranking_ready", job.pk))
     assert ("retrain_progress", "training") in kinds and ("retrain_progress", "scoring") in kinds
     assert kinds[-1] == ("ranking_ready", "done")
+    # The model was evaluated by a task of the scoring's chord, after training and before publishing; the job
+    # keeps its spans on every evaluation document, for the next model's comparison.
+    assert kinds.index(("retrain_progress", "training")) < kinds.index(("retrain_progress", "evaluated"))
+    evaluation = Document.objects.filter(project=project, role="evaluation").count()
+    assert job.result["evaluation"]["done"] and job.result["evaluation"]["documents"] == evaluation > 0
+    assert len(RetrainJob.objects.filter(pk=job.pk).values_list("evaluation_spans", flat=True).get()) == evaluation
 
     # The worker featurized each record it trained on, evaluated and scored once, for every process and host.
     stored = set(StoredFeatures.objects.filter(document__project=project).values_list("document_id", flat=True))

@@ -172,12 +172,19 @@ def test_stages_repeated_or_from_a_stale_attempt_change_nothing(project):
     job = jobs.claim(job.pk)
     shards = services.train(job)
     job.refresh_from_db()
+    assert not services.evaluated(job) and job.result["metrics"] == {}
     for shard in shards:
         services.score(job, shard)
     services.score(job, shards[0])  # a shard delivered twice
     assert PoolScore.objects.filter(ranking_id=job.ranking_id).count() == 25
+    stale = RetrainJob.objects.get(pk=job.pk)
+    stale.attempt += 1
+    with pytest.raises(jobs.Superseded):  # an evaluation of another attempt
+        services.evaluate(stale)
     assert services.publish(job.pk, job.attempt + 1) is None  # a message of another attempt
+    # The evaluation's message was lost: publishing evaluates the model first.
     version = services.publish(job.pk, job.attempt)
+    assert version.metrics["entity"]["f1"] >= 0 and services.evaluated(RetrainJob.objects.get(pk=job.pk))
     assert version.is_current and services.publish(job.pk, job.attempt) is None
     assert ModelVersion.objects.filter(project=project).count() == 1
     ranks = list(PoolScore.objects.filter(ranking_id=job.ranking_id).order_by("rank").values_list("rank", flat=True))

@@ -147,6 +147,22 @@ def test_the_next_retrain_refuses_a_forged_current_model_and_goes_on_without_it(
 
     assert not marker.exists()
     assert second is not None and second.pk != first.pk and second.is_current
+    assert second.job.result["fit"]["continued_from"] == "nothing"
+    # The comparison needs no file: it reads the spans the first retrain kept of its model.
+    assert second.metrics["mcnemar_vs_previous"]["previous"] == first.pk
+
+
+def test_a_forged_current_model_is_not_run_to_compare_with(project, tmp_path):
+    marker = tmp_path / "marker"
+    first = retrain.train_and_rank(project=project)
+    RetrainJob.objects.filter(model_version=first).update(evaluation_spans={})  # nothing kept: it must be run
+    forged(_file(first.artifact), marker, keep_trailer=True)
+    model_store._TAGGERS.clear()
+
+    second = retrain.train_and_rank(project=project)
+
+    assert not marker.exists()
+    assert second is not None and second.is_current
     assert "mcnemar_vs_previous" not in second.metrics
     [warning] = second.job.result["warnings"]
     assert warning.startswith(f"The previous model (#{first.pk}) was not compared with: ")

@@ -8,8 +8,9 @@ from django.db import connections
 
 from annotator.models import Document, PoolScore, Ranking
 from annotator.selectors import gold_documents
-from annotator.services.imports import import_documents
+from annotator.services.imports import content_hash, import_documents
 from annotator.services.queue import next_record
+from corpus.span_json import write_span
 from corpus.synthetic import generate_notes
 from learning.core.metrics import mcnemar_tokens
 from learning.models import ModelVersion, RetrainJob
@@ -86,8 +87,10 @@ def test_a_retrain_continues_from_the_current_model_unless_the_settings_changed(
 def test_the_comparison_with_the_current_model_uses_the_spans_it_kept_and_predicts_only_new_evaluation(seeded):
     project, _ = seeded
     first = train_and_rank(project=project)
-    kept = load_model(first.artifact, project_id=project.pk).evaluation_spans_
-    assert len(kept) == 5  # the model carries its own spans on its five evaluation documents
+    before = gold_documents(project=project, role=Document.Role.EVALUATION)
+    kept = RetrainJob.objects.get(model_version=first).evaluation_spans
+    assert kept == {content_hash(d.text): [write_span(s) for s in spans]  # the job keeps its model's spans
+                    for d, spans in zip(before, second_model_spans(first, before))}
     import_documents(project=project, documents=generate_notes(43, seed=9)[40:], annotated=True, evaluation=True)
     evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
     expected = load_model(first.artifact, project_id=project.pk).predict(evaluation)  # the test as it was run
@@ -98,7 +101,20 @@ def test_the_comparison_with_the_current_model_uses_the_spans_it_kept_and_predic
     assert RetrainJob.objects.get(model_version=second).result["fit"]["continued_from"] == "current"
     assert test == {"previous": first.pk,
                     **mcnemar_tokens(evaluation, second_model_spans(second, evaluation), expected)}
-    assert len(load_model(second.artifact, project_id=project.pk).evaluation_spans_) == 8
+    assert len(RetrainJob.objects.get(model_version=second).evaluation_spans) == 8
+
+
+def test_a_current_model_without_kept_spans_is_run_on_the_evaluation_documents(seeded):
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    RetrainJob.objects.filter(model_version=first).update(evaluation_spans={})  # as a model saved before they were
+    evaluation = gold_documents(project=project, role=Document.Role.EVALUATION)
+    expected = load_model(first.artifact, project_id=project.pk).predict(evaluation)
+
+    second = train_and_rank(project=project)
+
+    assert second.metrics["mcnemar_vs_previous"] == {
+        "previous": first.pk, **mcnemar_tokens(evaluation, second_model_spans(second, evaluation), expected)}
 
 
 def second_model_spans(version, evaluation):
