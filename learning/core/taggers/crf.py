@@ -207,8 +207,11 @@ class CRFTagger(BaseTagger):
             raise ValueError("cannot fit a CRF on documents without tokens")
         data = training_set(feats, tags, labels_from_tags(tags + [self.labels_]))
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
+        # The rows of the current model by vocabulary id, when this process has scored with it.
+        cached = getattr(self, "_vocab_rows", None)
+        known = cached is not None and cached[0] is feats[0].vocabulary and cached[2] is self.attributes_
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
-                              epsilon=self.epsilon, init=warm_start(data, previous),
+                              epsilon=self.epsilon, init=warm_start(data, previous, cached[1] if known else None),
                               step_scale=getattr(self, "step_scale_", None), threads=training_threads())
         self.crf_ = None
         self.attributes_ = weights.attributes
@@ -296,10 +299,13 @@ class CRFTagger(BaseTagger):
 
     def copy_to_continue(self) -> "CRFTagger":
         """A copy to fit further that shares this tagger's arrays, lists and lexicon: fitting assigns new ones
-        and changes none in place, so this tagger stays as it was (a process may be scoring with it)."""
+        and changes none in place, so this tagger stays as it was (a process may be scoring with it). It
+        shares the rows of its attributes by vocabulary id too (never changed in place either), which the
+        warm start reads, but not the weight tables made from them."""
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
-        clone._vocab_rows = None
+        cached = getattr(self, "_vocab_rows", None)
+        clone._vocab_rows = None if cached is None else (*cached[:3], {})
         return clone
 
     # crfsuite's own model (``crf_``) is kept pickled and read back on first use.  A live one holds its model

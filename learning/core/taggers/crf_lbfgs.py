@@ -56,6 +56,7 @@ class TrainingSet:
 
     attributes: list[str]  # model attribute strings by column of ``matrix``
     labels: list[str]
+    vocabulary_ids: np.ndarray  # the extractor's vocabulary id of each attribute
     feature_rows: np.ndarray  # the (attribute, label) pairs seen in training: the state features, by attribute
     feature_cols: np.ndarray
     observed: np.ndarray  # their counts
@@ -106,7 +107,8 @@ def training_set(feats: Sequence[DocumentFeatures], tags: Sequence[Sequence[str]
     following = np.concatenate([np.arange(s, s + n - 1) for s, n in zip(starts, lengths)]) if starts else np.zeros(0, int)
     np.add.at(bigrams, (y[following], y[following + 1]), 1.0)
     return TrainingSet(
-        attributes=attributes, labels=list(labels), feature_rows=feature_rows, feature_cols=feature_cols,
+        attributes=attributes, labels=list(labels), vocabulary_ids=vocab_ids, feature_rows=feature_rows,
+        feature_cols=feature_cols,
         observed=counts.data, matrix=matrix, matrix_t=matrix_t,
         observed_transitions=bigrams, buckets=_buckets(starts_a, lengths_a),
     )
@@ -143,8 +145,8 @@ class Objective:
         self.dtype = dtype
         self.n_state = int(data.feature_rows.shape[0])
         self.threads = max(1, int(threads))
-        self._blocks = _row_blocks(data.matrix.astype(dtype), self.threads)
-        self._blocks_t = _row_blocks(data.matrix_t.astype(dtype), self.threads)
+        self._blocks = _row_blocks(data.matrix, self.threads, dtype)
+        self._blocks_t = _row_blocks(data.matrix_t, self.threads, dtype)
         self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         self.calls = 0
 
@@ -189,13 +191,22 @@ class Objective:
         return value, grad
 
 
-def _row_blocks(matrix: sp.csr_matrix, n: int) -> list[sp.csr_matrix]:
-    """``matrix`` cut into ``n`` blocks of consecutive rows holding about as many entries each."""
-    if n == 1 or matrix.shape[0] < 2 * n:
-        return [matrix]
-    cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n + 1)[1:-1])
-    bounds = [0, *np.unique(np.clip(cuts, 1, matrix.shape[0] - 1)).tolist(), matrix.shape[0]]
-    return [matrix[a:b] for a, b in zip(bounds, bounds[1:])]
+def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
+    """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive rows holding about as many entries each:
+    views of its index arrays (nothing sorted, summed or copied but the values)."""
+    values = matrix.data.astype(dtype)
+    bounds = [0, matrix.shape[0]]
+    if n > 1 and matrix.shape[0] >= 2 * n:
+        cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n + 1)[1:-1])
+        bounds = [0, *np.unique(np.clip(cuts, 1, matrix.shape[0] - 1)).tolist(), matrix.shape[0]]
+    blocks = []
+    for a, b in zip(bounds, bounds[1:]):
+        first, last = int(matrix.indptr[a]), int(matrix.indptr[b])
+        block = sp.csr_matrix((values[first:last], matrix.indices[first:last], matrix.indptr[a:b + 1] - first),
+                              shape=(b - a, matrix.shape[1]), copy=False)
+        block.has_sorted_indices = matrix.has_sorted_indices
+        blocks.append(block)
+    return blocks
 
 
 def fit_weights(
@@ -325,17 +336,30 @@ def _two_loop(grad: np.ndarray, steps: list[tuple[np.ndarray, np.ndarray, float]
     return q
 
 
-def warm_start(data: TrainingSet, previous: CRFWeights) -> np.ndarray:
+def warm_start(data: TrainingSet, previous: CRFWeights, rows: np.ndarray | None = None) -> np.ndarray:
     """Initial weights for ``data`` from a previous model: known (attribute, label) pairs and transitions keep
-    their weights, features the previous model did not have start at zero."""
-    row_of = {a: i for i, a in enumerate(previous.attributes)}
+    their weights, features the previous model did not have start at zero.
+
+    ``rows``, when given, maps a vocabulary id of the training set's features to the row of ``previous``
+    holding that attribute (``len(previous.attributes)`` or more where none does; ids past its end are new):
+    the previous model's attributes are then not looked up by name."""
+    n_old = len(previous.attributes)
+    if rows is None:
+        row_of = {a: i for i, a in enumerate(previous.attributes)}
+        old_rows = np.fromiter((row_of.get(a, -1) for a in data.attributes), dtype=np.int64,
+                               count=len(data.attributes))
+    else:
+        ids = data.vocabulary_ids
+        old_rows = np.full(ids.shape[0], -1, dtype=np.int64)
+        inside = ids < rows.shape[0]
+        found = rows[ids[inside]].astype(np.int64)
+        old_rows[inside] = np.where(found < n_old, found, -1)
     col_of = {lab: i for i, lab in enumerate(previous.labels)}
-    old_rows = np.fromiter((row_of.get(a, -1) for a in data.attributes), dtype=np.int64, count=len(data.attributes))
     old_cols = np.array([col_of.get(lab, -1) for lab in data.labels], dtype=np.int64)
-    rows, cols = old_rows[data.feature_rows], old_cols[data.feature_cols]
-    known = (rows >= 0) & (cols >= 0)
-    state = np.zeros(rows.shape[0])
-    state[known] = previous.state[rows[known], cols[known]]
+    at_rows, at_cols = old_rows[data.feature_rows], old_cols[data.feature_cols]
+    known = (at_rows >= 0) & (at_cols >= 0)
+    state = np.zeros(at_rows.shape[0])
+    state[known] = previous.state[at_rows[known], at_cols[known]]
     n_labels = len(data.labels)
     transition = np.zeros((n_labels, n_labels))
     kept = old_cols >= 0

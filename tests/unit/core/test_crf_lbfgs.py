@@ -202,6 +202,29 @@ def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
         known = attribute in row and label in col
         assert init[k] == (first.state[row[attribute], col[label]] if known else 0.0)
     assert init[n_state:].reshape(len(grown.labels), -1).sum() == pytest.approx(first.transition.sum())
+    # Given the previous model's rows by vocabulary id (ids past their end are new), the same start.
+    row_by_id = np.full(int(data.vocabulary_ids.max()) + 1, len(first.attributes))
+    for attribute, vocabulary_id in zip(data.attributes, data.vocabulary_ids.tolist()):
+        row_by_id[vocabulary_id] = row.get(attribute, len(first.attributes))
+    assert row_by_id.shape[0] <= grown.vocabulary_ids.max()
+    np.testing.assert_array_equal(warm_start(grown, first, row_by_id), init)
+
+
+def test_a_warm_fit_after_scoring_reads_the_models_rows_and_fits_the_same_weights():
+    cache = FeatureCache()
+    docs = synthetic_docs(30, seed=0)
+    first = CRFTagger(max_iterations=40, feature_cache=cache, warm_start=True).fit(docs[:25])
+    fresh = copy.deepcopy(first)
+    fresh.feature_cache = cache
+    first.predict_marginals(synthetic_docs(3, seed=2))  # scoring makes the rows by vocabulary id
+    continued = first.copy_to_continue()
+    assert continued._vocab_rows[1] is first._vocab_rows[1]
+    assert continued._vocab_rows[0] is continued._training_features(docs)[0][0].vocabulary  # so they are read
+    continued.fit(docs)
+    fresh.fit(docs)
+    assert continued.attributes_ == fresh.attributes_
+    np.testing.assert_array_equal(continued.state_weights_, fresh.state_weights_)
+    np.testing.assert_array_equal(continued.transition_weights_, fresh.transition_weights_)
 
 
 def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfsuite():
