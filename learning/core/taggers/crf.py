@@ -220,7 +220,12 @@ class CRFTagger(BaseTagger):
         self.transition_weights_ = weights.transition
         self.fit_iterations_ = weights.iterations
         self.step_scale_ = weights.step_scale
-        self._vocab_rows = None
+        # Its rows by vocabulary id are known from the fit: scoring in this process starts without looking
+        # the attributes up (see _prediction_tables).
+        vocab = feats[0].vocabulary
+        rows = np.full(len(vocab), len(weights.attributes), dtype=np.int32)
+        rows[weights.vocabulary_ids] = np.arange(len(weights.attributes), dtype=np.int32)
+        self._vocab_rows = (vocab, rows, self.attributes_, {})
 
     def _fit_crfsuite(self, docs: Sequence[Document], feats: list[DocumentFeatures]) -> None:
         import sklearn_crfsuite

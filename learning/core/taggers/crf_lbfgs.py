@@ -48,6 +48,7 @@ class CRFWeights:
     iterations: int = 0
     objective: float = 0.0
     step_scale: float | None = None  # the trainer's last curvature scale (see :func:`owlqn`)
+    vocabulary_ids: np.ndarray | None = None  # of the attributes, when fitted on a training set that has them
 
 
 @dataclass
@@ -83,7 +84,9 @@ def training_set(feats: Sequence[DocumentFeatures], tags: Sequence[Sequence[str]
     columns = (np.cumsum(present) - 1)[indices]
     attributes = [strings[i] for i in vocab_ids.tolist()]
     n_tokens = indptr.shape[0] - 1
-    matrix = sp.csr_matrix((np.ones(columns.shape[0]), columns, indptr), shape=(n_tokens, len(attributes)))
+    # Binary: exact in float32, the objective's usual precision, which then reads the values without a copy.
+    matrix = sp.csr_matrix((np.ones(columns.shape[0], dtype=np.float32), columns, indptr),
+                           shape=(n_tokens, len(attributes)))
     y = np.fromiter((label_index[t] for doc_tags in tags for t in doc_tags), dtype=np.int64, count=n_tokens)
 
     starts, lengths = [], []
@@ -194,7 +197,7 @@ class Objective:
 def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive rows holding about as many entries each:
     views of its index arrays (nothing sorted, summed or copied but the values)."""
-    values = matrix.data.astype(dtype)
+    values = matrix.data.astype(dtype, copy=False)
     bounds = [0, matrix.shape[0]]
     if n > 1 and matrix.shape[0] >= 2 * n:
         cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n + 1)[1:-1])
@@ -235,6 +238,7 @@ def fit_weights(
     # Like crfsuite's model file, the model keeps only the attributes with a weight (L1 zeroes most).
     used = np.flatnonzero(np.any(state != 0.0, axis=1))
     return CRFWeights(attributes=[data.attributes[i] for i in used.tolist()], labels=data.labels,
+                      vocabulary_ids=data.vocabulary_ids[used],
                       state=state[used], transition=transition.copy(), iterations=iterations, objective=value,
                       step_scale=scale)
 

@@ -225,6 +225,12 @@ def test_a_warm_fit_after_scoring_reads_the_models_rows_and_fits_the_same_weight
     assert continued.attributes_ == fresh.attributes_
     np.testing.assert_array_equal(continued.state_weights_, fresh.state_weights_)
     np.testing.assert_array_equal(continued.transition_weights_, fresh.transition_weights_)
+    # The fit leaves the new model's rows by vocabulary id: scoring with them is scoring with looked-up ones.
+    looked_up = continued.copy_to_continue()
+    looked_up._vocab_rows = None
+    test = synthetic_docs(4, seed=3)
+    for kept, found in zip(continued.predict_marginals(test), looked_up.predict_marginals(test)):
+        np.testing.assert_array_equal(kept, found)
 
 
 def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfsuite():
