@@ -86,26 +86,13 @@ def train_and_evaluate(
     *,
     tagger_factory: Callable[[], Any],
     seed: int = 0,
-    recall_bias_beta: float | Mapping[str, float] | None = None,
-    recall_bias_tuning: str = TUNE_ON_DEV,
-    unlabelled_docs: Sequence[Document] | None = None,
-    self_training: Mapping[str, Any] | None = None,
-    dev_fraction: float = 0.2,
+    recall_bias_beta: Beta | None = None,
+    **fitting: Any,
 ) -> TrainedModel:
-    """Fit ``tagger_factory()`` on ``train_docs`` (and, with ``unlabelled_docs``, silver sentences from them),
-    then score it on ``eval_docs``; see the module's docstring for ``recall_bias_tuning``.
-
-    ``recall_bias_beta`` is one β, and one pair of thresholds is tuned for every PHI type, or ``{type: β}``,
-    and each type it names gets a pair of its own (``learning.core.recall_bias.tune_recall_bias_per_label``).
-
-    ``self_training`` holds keyword arguments of :func:`learning.core.self_training.self_train`
-    (``selection``, ``target_precision``, ``target_recall``, ``max_iterations``).
-
-    The two halves are :func:`fit_model` and :func:`evaluate_model`, for a caller that evaluates elsewhere.
-    """
+    """:func:`fit_model` on ``train_docs`` (``fitting`` holds its other options), then :func:`evaluate_model`
+    on ``eval_docs``: the two halves, for a caller that evaluates elsewhere."""
     model = fit_model(train_docs, tagger_factory=tagger_factory, seed=seed, recall_bias_beta=recall_bias_beta,
-                      recall_bias_tuning=recall_bias_tuning, unlabelled_docs=unlabelled_docs,
-                      self_training=self_training, dev_fraction=dev_fraction)
+                      **fitting)
     evaluate_model(model, eval_docs, recall_bias_beta=recall_bias_beta, seed=seed)
     return model
 
@@ -115,14 +102,22 @@ def fit_model(
     *,
     tagger_factory: Callable[[], Any],
     seed: int = 0,
-    recall_bias_beta: float | Mapping[str, float] | None = None,
+    recall_bias_beta: Beta | None = None,
     recall_bias_tuning: str = TUNE_ON_DEV,
     unlabelled_docs: Sequence[Document] | None = None,
     self_training: Mapping[str, Any] | None = None,
     dev_fraction: float = 0.2,
 ) -> TrainedModel:
-    """The fitting half of :func:`train_and_evaluate`: the tagger, its silver and its development set,
-    nothing measured on evaluation documents yet."""
+    """Fit ``tagger_factory()`` on ``train_docs`` (and, with ``unlabelled_docs``, silver sentences from them):
+    the tagger, its silver and its development set, nothing measured on evaluation documents yet; see the
+    module's docstring for ``recall_bias_tuning``.
+
+    ``recall_bias_beta`` is one β, and one pair of thresholds is tuned for every PHI type, or ``{type: β}``,
+    and each type it names gets a pair of its own (``learning.core.recall_bias.tune_recall_bias_per_label``).
+
+    ``self_training`` holds keyword arguments of :func:`learning.core.self_training.self_train`
+    (``selection``, ``target_precision``, ``target_recall``, ``max_iterations``).
+    """
     if recall_bias_tuning not in (TUNE_ON_DEV, CROSS_FIT):
         raise ValueError(f"recall-bias tuning is {TUNE_ON_DEV!r} or {CROSS_FIT!r}, not {recall_bias_tuning!r}")
     tunes_on_dev = recall_bias_beta is not None and recall_bias_tuning == TUNE_ON_DEV
@@ -151,8 +146,7 @@ def fit_model(
 
 
 def evaluate_model(
-    model: TrainedModel, eval_docs: Sequence[Document], *, recall_bias_beta: float | Mapping[str, float] | None = None,
-    seed: int = 0,
+    model: TrainedModel, eval_docs: Sequence[Document], *, recall_bias_beta: Beta | None = None, seed: int = 0,
 ) -> None:
     """The evaluating half of :func:`train_and_evaluate`: the model's spans and metrics on ``eval_docs``, and
     with ``recall_bias_beta`` its thresholds, tuned and scored as ``model.recall_bias_tuning`` says."""
