@@ -73,8 +73,8 @@ def test_chain_statistics_survive_extreme_scores():
     assert np.isfinite(edges).all() and edges.sum() == pytest.approx(4.0)
 
 
-def problem(docs, cache=None):
-    tagger = CRFTagger(feature_cache=cache or FeatureCache())
+def problem(docs, cache=None, scope=None):
+    tagger = CRFTagger(feature_cache=cache or FeatureCache(), vocabulary_scope=scope)
     feats = tagger.features(docs)
     tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
     return training_set(feats, tags, labels_from_tags(tags))
@@ -188,11 +188,13 @@ def test_a_warm_fit_given_the_last_fits_step_scale_needs_no_backtracking_to_star
 
 
 def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
-    docs = synthetic_docs(8, seed=5)
+    # A vocabulary of these documents only (the process's shared one depends on which tests ran before), so
+    # the new documents' new attributes have ids past the first documents' ones.
+    docs, scope = synthetic_docs(8, seed=5), "warm-start-of-grown-documents"
     cache = FeatureCache()
-    data = problem(docs, cache)
+    data = problem(docs, cache, scope)
     first = fit_weights(data, c1=0.1, c2=0.05, max_iterations=50, dtype=np.float64)
-    grown = problem(docs + synthetic_docs(3, seed=6), cache)
+    grown = problem(docs + synthetic_docs(3, seed=6), cache, scope)
     init = warm_start(grown, first)
     n_state = grown.feature_rows.shape[0]
     row = {a: i for i, a in enumerate(first.attributes)}
