@@ -514,6 +514,9 @@ _BOUNDARY = ("<s>", "</s>")
 # then at +1 and +2; and the pseudo-forms standing for the sentence's begin and end.
 _ROLES = ("own", "-1", "-2", "+1", "+2")
 _BEGIN, _END = 0, 1
+#: Tokens assembled together at most (:meth:`FeatureExtractor.assemble_many`): a shard of the pool is one batch,
+#: and the batch's temporary arrays stay at a few hundred megabytes whatever the number of documents asked for.
+ASSEMBLY_TOKENS = 300_000
 # The shared form's header (FeatureExtractor.portable): a mark of the features' version and layout, then the
 # counts of tokens, sentences, distinct forms, context attribute ids, distinct context attributes and the bytes
 # of the forms' and attributes' text.
@@ -861,12 +864,37 @@ class FeatureExtractor:
     def assemble(self, text: str, compact: "CompactFeatures", tokens: list[Token] | None = None) -> DocumentFeatures:
         """The :class:`DocumentFeatures` of ``text`` from its compact form, made by this extractor; its tokens
         are ``tokens`` or, when None, :class:`corpus.text.TokenOffsets` over the compact form's offsets."""
-        if tokens is None:
-            tokens = TokenOffsets(text, compact.offsets[:, 0].tolist(), compact.offsets[:, 1].tolist())
-        sentences = [(a, b) for a, b in compact.sentences.tolist()]
-        forms = compact.forms
+        return self.assemble_many([text], [compact], [tokens])[0]
+
+    def assemble_many(
+        self, texts: Sequence[str], compacts: Sequence["CompactFeatures"],
+        tokens: Sequence[list[Token] | None] | None = None,
+    ) -> list[DocumentFeatures]:
+        """:meth:`assemble` of each text, the documents laid back to back and assembled together, at most
+        :data:`ASSEMBLY_TOKENS` tokens at a time: the array operations run once per batch instead of once per
+        document, which is most of their cost on documents of a few hundred tokens. Each document's attribute
+        ids are a slice of its batch's."""
+        tokens = [None] * len(texts) if tokens is None else tokens
+        out: list[DocumentFeatures] = []
+        begin, total = 0, 0
+        for k, compact in enumerate(compacts):
+            total += compact.n_tokens
+            if total >= ASSEMBLY_TOKENS or k == len(compacts) - 1:
+                out += self._assemble_batch(texts[begin:k + 1], compacts[begin:k + 1], tokens[begin:k + 1])
+                begin, total = k + 1, 0
+        return out
+
+    def _assemble_batch(
+        self, texts: Sequence[str], compacts: Sequence["CompactFeatures"], tokens: Sequence[list[Token] | None],
+    ) -> list[DocumentFeatures]:
+        firsts = np.zeros(len(compacts) + 1, dtype=np.int64)
+        np.cumsum([compact.n_tokens for compact in compacts], out=firsts[1:])
+        forms = np.concatenate([compact.forms for compact in compacts])
+        # Sentences in the batch's token positions: a token's neighbours never cross a sentence, so neither
+        # do they cross a document.
+        bounds = np.concatenate([compact.sentences.astype(np.int64).reshape(-1, 2) + first
+                                 for compact, first in zip(compacts, firsts[:-1].tolist())])
         n = forms.shape[0]
-        bounds = compact.sentences.astype(np.int64)
         lengths = bounds[:, 1] - bounds[:, 0]
         begin = np.repeat(bounds[:, 0], lengths)
         end = np.repeat(bounds[:, 1], lengths)
@@ -878,11 +906,22 @@ class FeatureExtractor:
             neighbours.append(np.where(inside, forms[np.clip(other, 0, max(n - 1, 0))], pad))
         parts = [table.rows(which) for table, which in zip(self._roles, neighbours)]
         ones = np.ones(n, dtype=np.int64)
-        context_lengths = compact.context_lengths.astype(np.int64)
-        parts += [(ones, compact.left), (ones, compact.right), (context_lengths, compact.context)]
+        context_lengths = np.concatenate([compact.context_lengths for compact in compacts]).astype(np.int64)
+        parts += [(ones, np.concatenate([compact.left for compact in compacts])),
+                  (ones, np.concatenate([compact.right for compact in compacts])),
+                  (context_lengths, np.concatenate([compact.context for compact in compacts]))]
         indptr, indices = _interleave(parts, n)
-        lower = LowerForms(self._form_lower.view()[forms], self._lower_names)
-        return DocumentFeatures(tokens, sentences, indptr, indices, self.vocabulary, lower)
+        lower = self._form_lower.view()[forms]
+        out = []
+        for k, (text, compact, own_tokens) in enumerate(zip(texts, compacts, tokens)):
+            a, b = int(firsts[k]), int(firsts[k + 1])
+            if own_tokens is None:
+                own_tokens = TokenOffsets(text, compact.offsets[:, 0].tolist(), compact.offsets[:, 1].tolist())
+            entry = indptr[a]
+            out.append(DocumentFeatures(own_tokens, [(x, y) for x, y in compact.sentences.tolist()],
+                                        indptr[a:b + 1] - entry, indices[entry:indptr[b]], self.vocabulary,
+                                        LowerForms(lower[a:b], self._lower_names)))
+        return out
 
     def _line_context(self, text: str, tokens: list[Token]) -> list[tuple[int, ...]]:
         """Per token: position in its line, the key of a ``Key: value`` line, and its slot inside parentheses."""
@@ -1066,10 +1105,48 @@ class FeatureCache:
     def get_many(
         self, extractor: FeatureExtractor, texts: Sequence[str], *, keep: bool = False,
     ) -> list[DocumentFeatures]:
-        """The features of each text (see :meth:`get`), what this process lacks asked of the shared store at once."""
+        """The features of each text (see :meth:`get`): what this process lacks asked of the shared store at once,
+        and what it holds compact assembled together (:meth:`FeatureExtractor.assemble_many`)."""
         keys = [(extractor.key, self.text_key(text)) for text in texts]
         found = self._from_shared(extractor, texts, keys) if self.shared is not None else {}
-        return [self._get(extractor, text, key, keep, found.get(key)) for text, key in zip(texts, keys)]
+        out: list[DocumentFeatures | None] = [None] * len(texts)
+        stored: list[tuple[int, CompactFeatures]] = []  # what this call (re)stores, by position in ``texts``
+        pending: list[tuple[int, CompactFeatures, list[Token] | None]] = []  # ... of which to assemble
+        first_of: dict[tuple[str, str], int] = {}  # a text asked for twice is looked up once
+        for i, (text, key) in enumerate(zip(texts, keys)):
+            if key in first_of:
+                continue
+            first_of[key] = i
+            kept = self._kept.get(key)
+            if kept is not None and kept[0].vocabulary is extractor.vocabulary:
+                self._kept.move_to_end(key)
+                self.hits += 1
+                out[i] = kept[0]
+                continue
+            held = self._items.get(key)
+            if held is not None and held[0] is extractor.vocabulary:
+                self.hits += 1
+                recent = self._recent.get(key)
+                if recent is not None and recent.vocabulary is extractor.vocabulary:
+                    out[i] = recent
+                else:
+                    pending.append((i, held[1], None))
+                stored.append((i, held[1]))
+                continue
+            self.misses += 1
+            compact, tokens = found.get(key), None  # from the shared store, or extracted for it
+            if compact is None:
+                tokens = tokenize(text)
+                compact = extractor.compact(text, tokens)
+            pending.append((i, compact, tokens))
+            stored.append((i, compact))
+        assembled = extractor.assemble_many([texts[i] for i, _, _ in pending], [c for _, c, _ in pending],
+                                            [t for _, _, t in pending])
+        for (i, _, _), feats in zip(pending, assembled):
+            out[i] = feats
+        for i, compact in stored:
+            self._store(keys[i], out[i], compact, keep)
+        return [out[first_of[key]] for key in keys]
 
     def _holds(self, extractor: FeatureExtractor, key: tuple[str, str]) -> bool:
         kept, item = self._kept.get(key), self._items.get(key)
@@ -1126,36 +1203,14 @@ class FeatureCache:
             self.shared.put_vocabulary(extractor.key, extractor.scope, extractor.n_forms, snapshot)
         self._shared_forms[extractor.key] = extractor.n_forms
 
-    def _get(
-        self, extractor: FeatureExtractor, text: str, key: tuple[str, str], keep: bool,
-        compact: CompactFeatures | None,
-    ) -> DocumentFeatures:
-        kept = self._kept.get(key)
-        if kept is not None and kept[0].vocabulary is extractor.vocabulary:
-            self._kept.move_to_end(key)
-            self.hits += 1
-            return kept[0]
-        found = self._items.get(key)
-        if found is not None and found[0] is extractor.vocabulary:
-            self.hits += 1
-            compact = found[1]
-            feats = self._recent.get(key)
-            if feats is None or feats.vocabulary is not extractor.vocabulary:
-                feats = extractor.assemble(text, compact)
-        elif compact is not None:  # from the shared store, or extracted for it
-            self.misses += 1
-            feats = extractor.assemble(text, compact)
-        else:
-            self.misses += 1
-            tokens = tokenize(text)
-            compact = extractor.compact(text, tokens)
-            feats = extractor.assemble(text, compact, tokens)
+    def _store(self, key: tuple[str, str], feats: DocumentFeatures, compact: CompactFeatures, keep: bool) -> None:
+        """Hold a document just asked for (as the most recently used), evicting the least recently used."""
         self._drop(key)
         if keep:
             self._kept[key] = (feats, compact)
             self._kept_tokens += feats.n_tokens
         else:
-            self._items[key] = (extractor.vocabulary, compact)
+            self._items[key] = (feats.vocabulary, compact)
             self._tokens += feats.n_tokens
             self._recent[key] = feats
             self._recent_tokens += feats.n_tokens
@@ -1173,7 +1228,6 @@ class FeatureCache:
             old_recent = self._recent.pop(old_key, None)
             if old_recent is not None:
                 self._recent_tokens -= old_recent.n_tokens
-        return feats
 
     def _drop(self, key: tuple[str, str]) -> None:
         recent = self._recent.pop(key, None)

@@ -121,6 +121,32 @@ def test_a_pool_larger_than_the_recent_segment_is_kept_compact_and_assembled_as_
     assert recent is cache.get(ex, texts[-1])  # the document assembled last is kept whole
 
 
+def test_documents_assembled_together_are_those_assembled_one_by_one(monkeypatch):
+    import learning.core.features as features
+
+    ex = FeatureExtractor()
+    texts = [*NOTES, *(f"Paciente {k}: Ana Gil, {k + 30} años.\nNHC: {k}4567" for k in range(6)), ""]
+    compacts = [ex.compact(text) for text in texts]
+    alone = [ex.assemble(text, compact) for text, compact in zip(texts, compacts)]
+    # Batches of at most 20 tokens: documents are cut into several batches, an empty one included.
+    monkeypatch.setattr(features, "ASSEMBLY_TOKENS", 20)
+    together = ex.assemble_many(texts, compacts)
+    assert len(together) == len(texts)
+    for text, a, b in zip(texts, alone, together):
+        assert same_features(a, b) and list(a.lower) == list(b.lower)
+        assert [b.token_attributes(t) for t in range(b.n_tokens)] == [
+            a.token_attributes(t) for t in range(a.n_tokens)]
+        assert [t.text for t in b.tokens] == [t.text for t in ex.extract(text).tokens]
+
+
+def test_a_cache_asked_for_a_text_twice_at_once_featurizes_it_once():
+    cache = FeatureCache()
+    ex = get_extractor()
+    first, again, other = cache.get_many(ex, ["uno dos tres", "uno dos tres", "cuatro cinco"])
+    assert first is again and (cache.misses, cache.hits) == (2, 0) and len(cache) == 2
+    assert cache.get(ex, "uno dos tres") is first
+
+
 def test_each_row_is_the_token_its_neighbours_in_the_sentence_and_its_bigrams():
     ex = FeatureExtractor({"names": ["Ana"]})
     text = "Dr. Gil vio a Ana.\nEdad: 42 años. Alta el 3/4/2019"
