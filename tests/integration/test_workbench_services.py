@@ -323,6 +323,29 @@ def test_the_first_records_of_a_ranking_are_completed_ahead_and_handed_out_as_co
         assert handed.document_id == document.pk and email in handed.suggested
 
 
+@pytest.mark.django_db
+def test_completing_ahead_stops_once_a_retrain_of_the_project_is_waiting(users, projects, monkeypatch):
+    from learning.models import RetrainJob
+    from learning.services import completion
+
+    project = projects["A"]
+    import_documents(project=project, annotated=False,
+                     documents=[CorpusDocument(text=f"Paciente: Blanca Ramos Ibañez {i}.", name=f"r{i}")
+                                for i in range(5)])
+    ranking = rank(project, list(project.documents.order_by("id")))
+    monkeypatch.setattr(completion, "COMPLETED_CHUNK", 2)
+    job = RetrainJob.objects.create(project=project, reason=RetrainJob.Reason.BATCH)  # queued
+
+    # The first chunk is completed whatever waits; the next ones are left to the hand-outs.
+    assert complete_first_records(project_id=project.pk, ranking_id=ranking.pk, count=5) == 2
+    marked = [row.document_id for row in ranking.scores.order_by("rank") if "completed" in row.pre_annotations]
+    assert marked == [row.document_id for row in ranking.scores.order_by("rank")][:2]
+    # With no retrain waiting (the job ended), the rest are completed, chunk after chunk.
+    RetrainJob.objects.filter(pk=job.pk).update(status=RetrainJob.Status.DONE)
+    assert complete_first_records(project_id=project.pk, ranking_id=ranking.pk, count=5) == 3
+    assert all("completed" in row.pre_annotations for row in ranking.scores.all())
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_first_records_of_a_staged_ranking_are_completed_in_the_transaction_that_publishes_it(
         users, projects, monkeypatch):
