@@ -22,8 +22,10 @@ from __future__ import annotations
 import logging
 
 from celery import chord, shared_task
-from celery.signals import task_received, worker_init, worker_process_init, worker_ready, worker_shutdown
-from django.db import connections
+from celery.signals import (
+    task_prerun, task_received, worker_init, worker_process_init, worker_ready, worker_shutdown,
+)
+from django.db import close_old_connections, connections
 
 from annotator.selectors import submission_count
 from learning.services import cold_refit, feature_store, jobs, retrain as services, workers
@@ -319,6 +321,17 @@ def _watchdog() -> None:
         recover_jobs()
     finally:
         connections.close_all()  # the main process forks pool processes: keep no connection open
+
+
+@task_prerun.connect
+def _check_the_connection_before_a_task(sender=None, **kwargs) -> None:
+    """A worker process keeps its database connection from task to task (``CELERY_DB_REUSE_MAX``): as before a
+    request, Django closes it when it is too old (``CONN_MAX_AGE``) or unusable, and checks it before its first
+    query (``CONN_HEALTH_CHECKS``), so a database restarted meanwhile costs a new connection, not the task.
+    A task run eagerly (in the caller's process and transaction) is left alone."""
+    request = getattr(sender, "request", None)
+    if not getattr(request, "is_eager", False):
+        close_old_connections()
 
 
 @task_received.connect
