@@ -152,8 +152,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Celery's Django fix-up closes every database connection before and after each task unless told to reuse
-# them, and a new connection costs PostgreSQL a process and its caches: 50-200 ms of its CPU on a small host,
-# about 25 times a retrain, taken from the worker processes beside it. A worker process keeps its connection
+# them, and a new connection costs about 10 ms (PostgreSQL starts a process and fills its caches) where a query
+# on a kept one takes 1 ms: about 25 times a retrain, most on its critical path. A worker process keeps its connection
 # across tasks (closed every this many, and whenever Django's own rules close it: learning.tasks checks it
 # before each task, as a request's is checked).
 CELERY_DB_REUSE_MAX = 1000
