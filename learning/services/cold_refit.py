@@ -36,7 +36,10 @@ from learning.services import jobs, model_store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BACKGROUND_NICENESS", "PLACE_PARAMETERS", "fit_base", "placed_like", "same_settings", "start", "take_base"]
+__all__ = [
+    "BACKGROUND_NICENESS", "PLACE_PARAMETERS", "POLICY_PARAMETERS", "fit_base", "placed_like", "same_settings", "start",
+    "take_base",
+]
 
 #: How much a background fit yields the CPU to the loop's retrains and scoring (its process's nice value).
 BACKGROUND_NICENESS = 10
@@ -44,6 +47,10 @@ BACKGROUND_NICENESS = 10
 #: What a saved tagger takes from the fresh one it stands for: where its features are kept and read, which
 #: changes nothing of its model (a model saved before features had a scope goes on with its project's).
 PLACE_PARAMETERS = ("feature_cache", "vocabulary_scope")
+#: ... and how it is fitted again (the refit policy), which is not part of what it models either: a saved tagger
+#: goes on under the policy of the project's tagger now, so that a changed default (fewer warm iterations, say)
+#: applies at the next retrain instead of making it fit from zero.
+POLICY_PARAMETERS = ("warm_iterations", "refit_every", "refit_growth", "cold_refit")
 
 #: The first key of the advisory lock that one refit of a project holds (the second is the project's id).
 _LOCK_CLASS = 0x6465_6964  # 'deid'
@@ -112,7 +119,8 @@ def take_base(project_id: int, fresh: Any) -> Any | None:
 
 
 def same_settings(saved: Any, fresh: Any) -> bool:
-    """Whether a saved tagger was made with the settings of ``fresh`` (where features live aside)."""
+    """Whether a saved tagger was made with the settings of ``fresh`` (where features live and the refit policy
+    aside)."""
     try:
         return type(saved) is type(fresh) and _settings(saved) == _settings(fresh)
     except AttributeError:  # saved by a version whose tagger had other parameters
@@ -120,15 +128,17 @@ def same_settings(saved: Any, fresh: Any) -> bool:
 
 
 def placed_like(saved: Any, fresh: Any) -> Any:
-    """``saved``, its features kept and read where ``fresh``'s are (:data:`PLACE_PARAMETERS`)."""
-    for name in PLACE_PARAMETERS:
+    """``saved``, its features kept and read where ``fresh``'s are (:data:`PLACE_PARAMETERS`), refitted under
+    ``fresh``'s policy (:data:`POLICY_PARAMETERS`)."""
+    for name in (*PLACE_PARAMETERS, *POLICY_PARAMETERS):
         if hasattr(fresh, name):
             setattr(saved, name, getattr(fresh, name))
     return saved
 
 
 def _settings(tagger: Any) -> dict[str, Any]:
-    return {name: value for name, value in tagger.get_params().items() if name not in PLACE_PARAMETERS}
+    return {name: value for name, value in tagger.get_params().items()
+            if name not in PLACE_PARAMETERS and name not in POLICY_PARAMETERS}
 
 
 def _refit_under_way(project_id: int) -> bool:

@@ -219,6 +219,27 @@ def test_a_model_saved_before_features_had_a_scope_is_still_continued_from(seede
     assert load_model(second.artifact, project_id=project.pk).vocabulary_scope == str(project.pk)
 
 
+def test_a_model_saved_under_another_refit_policy_is_continued_from_under_the_projects(seeded):
+    from annotator.artifact_store import get_store
+    from learning.core import artifacts
+    from learning.core.taggers.crf import CRFTagger
+    from learning.services.model_store import artifact_key
+
+    project, _ = seeded
+    first = train_and_rank(project=project)
+    older = load_model(first.artifact, project_id=project.pk)
+    older = artifacts.unseal(artifacts.seal(older, key=b"k"), key=b"k")  # a copy of its own
+    older.warm_iterations, older.refit_every = 9, 3  # as saved by a version with other defaults
+    get_store().write(first.artifact, artifacts.seal(older, key=artifact_key(project.pk)))
+
+    second = train_and_rank(project=project)
+    fit = RetrainJob.objects.get(model_version=second).result["fit"]
+    assert (fit["kind"], fit["continued_from"]) == ("warm", "current")  # not refitted from zero
+    model = load_model(second.artifact, project_id=project.pk)
+    assert (model.warm_iterations, model.refit_every) == (CRFTagger().warm_iterations, CRFTagger().refit_every)
+    assert fit["iterations"] <= model.warm_iterations
+
+
 def test_a_retrain_continues_from_a_copy_of_the_model_this_process_holds_and_scores_with_the_one_it_trained(
         seeded, monkeypatch):
     import numpy as np
