@@ -15,6 +15,7 @@ from annotator.signals import annotation_submitted, project_page_note, record_ag
 from annotator.signals import label_renamed, label_usage
 from learning.services import jobs, model_store
 from learning.models import ModelVersion, RetrainJob
+from learning.selectors.loop import retrain_active
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def first_model_training(sender, project, **kwargs) -> str | None:
     records come without suggestions."""
     if ModelVersion.objects.filter(project=project, is_current=True).exists():
         return None
-    if not RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
+    if not retrain_active(project_id=project.pk):
         return None
     return gettext("First model training: until it is ready, records are handed out in random order, without "
                    "suggestions.")

@@ -30,7 +30,7 @@ from django.db import close_old_connections, connections
 from annotator.selectors import submission_count
 from learning.services import cold_refit, feature_store, jobs, retrain as services, workers
 from learning.models import Clustering, DeidModel, ModelVersion, RetrainJob
-from learning.selectors.loop import scored_so_far
+from learning.selectors.loop import retrain_active, scored_so_far
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ def request_first_model(*, project) -> RetrainJob | None:
     whose worker died is resumed by ``recover_jobs``)."""
     if ModelVersion.objects.filter(project=project, is_current=True).exists() or not submission_count(project=project):
         return None
-    if RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).exists():
+    if retrain_active(project_id=project.pk):
         return None
     job, created = jobs.request_retrain(project=project, reason=RetrainJob.Reason.COMMAND, force=True)
     if not created:

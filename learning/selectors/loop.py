@@ -60,6 +60,11 @@ def job_progress(job: RetrainJob) -> dict:
             "total": job.pool_size, "percent": percent, "attempt": job.attempt, "follow_up": job.follow_up}
 
 
+def retrain_active(*, project_id: int) -> bool:
+    """Whether a retrain of the project is queued or under way."""
+    return RetrainJob.objects.filter(project_id=project_id, status__in=RetrainJob.ACTIVE).exists()
+
+
 def loop_state(*, project: Project) -> dict:
     current = ModelVersion.objects.filter(project=project, is_current=True).first()
     active = RetrainJob.objects.filter(project=project, status__in=RetrainJob.ACTIVE).first()

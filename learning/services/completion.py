@@ -24,7 +24,7 @@ from annotator.selectors import first_ranked, ranked_records
 from annotator.services.ranking import replace_pre_annotations
 from corpus.text import tokens_of
 from learning.core.pre_annotation import COMPLETION_VERSION, complete_suggestions
-from learning.models import RetrainJob
+from learning.selectors.loop import retrain_active
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def complete_first_records(*, project_id: int, ranking_id: int, count: int = COM
         records = first_ranked(ranking_id=ranking_id, count=count)
         written = 0
         for start in range(0, len(records), COMPLETED_CHUNK):
-            if start and RetrainJob.objects.filter(project_id=project_id, status__in=RetrainJob.ACTIVE).exists():
+            if start and retrain_active(project_id=project_id):
                 break
             written += _complete(project, ranking_id, records[start:start + COMPLETED_CHUNK])
         return written
