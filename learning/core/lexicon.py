@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from corpus.bio import OUTSIDE, spans_to_bio
+from corpus.bio import token_runs
 from corpus.text import Token
 from corpus.types import Span
 
@@ -36,17 +36,8 @@ RELIABILITY = ((0.9, "sure"), (0.5, "often"), (0.0, "rare"))
 
 def token_spans(tokens: Sequence[Token], spans: Iterable[Span]) -> list[tuple[int, int, str]]:
     """Gold spans as token positions (first token, token after the last, label), as
-    :func:`corpus.bio.spans_to_bio` aligns them."""
-    tags, _ = spans_to_bio(tokens, spans)
-    out: list[tuple[int, int, str]] = []
-    for t, tag in enumerate(tags):
-        if tag == OUTSIDE:
-            continue
-        if tag.startswith("I-") and out and out[-1][1] == t and out[-1][2] == tag[2:]:
-            out[-1] = (out[-1][0], t + 1, tag[2:])
-        else:
-            out.append((t, t + 1, tag[2:]))
-    return out
+    :func:`corpus.bio.spans_to_bio` aligns them: its runs (:func:`corpus.bio.token_runs`), without the tags."""
+    return token_runs(tokens, spans)[0]
 
 
 class GoldLexicon:

@@ -209,11 +209,11 @@ class CRFTagger(BaseTagger):
             raise ValueError("cannot fit a CRF on documents without tokens")
         data = training_set(feats, tags, labels_from_tags(tags + [self.labels_]))
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
-        # The rows of the current model by vocabulary id, when this process has scored with it.
-        cached = getattr(self, "_vocab_rows", None)
-        known = cached is not None and cached[0] is feats[0].vocabulary and cached[2] is self.attributes_
+        # The rows of the current model by vocabulary id (kept when this process has scored with it, else
+        # made by interning its attributes, far fewer than the training set's): no attribute looked up by name.
+        rows, _ = self._prediction_tables(self._extractor(), np.float32)
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
-                              epsilon=self.epsilon, init=warm_start(data, previous, cached[1] if known else None),
+                              epsilon=self.epsilon, init=warm_start(data, previous, rows),
                               step_scale=getattr(self, "step_scale_", None), threads=training_threads())
         self.crf_ = None
         self.attributes_ = weights.attributes
