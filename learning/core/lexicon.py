@@ -54,6 +54,9 @@ class GoldLexicon:
         # For forms given as ids (features.LowerForms): per id of their list of names, whether an entry starts
         # with that name; made for the list it was last asked with, and extended as the list grows.
         self._first_words: tuple[object, np.ndarray] | None = None
+        # (label, reliability) of each entry over all the gold, as matching a new record asks for them: the
+        # counts no longer change once the lexicon is made.
+        self._judged: dict[tuple[str, ...], tuple[str, str]] = {}
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -61,6 +64,7 @@ class GoldLexicon:
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_first_words"] = None  # refers to an extractor's list of forms, which stays in its process
+        state["_judged"] = {}
         return state
 
     def _read(self, forms: Sequence[str]) -> tuple[list[int], Sequence[str]]:
@@ -126,16 +130,24 @@ class GoldLexicon:
 
     def _entry(self, entry: tuple[str, ...], exclude: int | None) -> tuple[str, str] | None:
         """(label, reliability) of an entry, without the counts of gold document ``exclude``."""
+        if exclude is None:
+            judged = self.__dict__.setdefault("_judged", {})  # a lexicon saved before it kept them has none
+            hit = judged.get(entry)
+            if hit is None:
+                hit = judged[entry] = self._judge(self.labels[entry], self.seen[entry])
+            return hit
         counts = self.labels[entry]
-        seen = self.seen[entry]
-        if exclude is not None:
-            own, own_seen = self._own[exclude]
-            mine = own.get(entry)
-            if mine:
-                counts = {label: n - mine[label] for label, n in counts.items() if n > mine[label]}
-                if not counts:
-                    return None
-            seen -= own_seen[entry]
+        own, own_seen = self._own[exclude]
+        mine = own.get(entry)
+        if mine:
+            counts = {label: n - mine[label] for label, n in counts.items() if n > mine[label]}
+            if not counts:
+                return None
+        return self._judge(counts, self.seen[entry] - own_seen[entry])
+
+    @staticmethod
+    def _judge(counts: dict[str, int], seen: int) -> tuple[str, str]:
+        """The most annotated label (the first by name of a tie) and how often the string was PHI where seen."""
         label, _ = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         share = sum(counts.values()) / max(seen, 1)
         reliability = next(name for floor, name in RELIABILITY if share >= floor)

@@ -66,6 +66,22 @@ def test_a_training_document_sees_only_the_lexicon_of_the_others():
     assert [m[2] for m in lexicon.matches(forms[0])] == ["HOSPITAL", "FAMILIARES"]
 
 
+def test_what_a_new_record_sees_is_judged_once_and_not_confused_with_a_left_out_document():
+    lexicon, forms = lexicon_of(GOLD)
+    # Matched for a new record first: the judgement over all the gold is kept ...
+    assert lexicon.matches(forms[1])[1] == (6, 7, "FAMILIARES", "often")
+    # ... and a training document left out still gets its own, ...
+    assert lexicon.matches(forms[1], exclude=1)[1] == (6, 7, "FAMILIARES", "sure")
+    assert lexicon.matches(forms[0], exclude=0) == [(2, 5, "HOSPITAL", "sure")]
+    # ... after which a new record still sees the whole gold's.
+    assert lexicon.matches(forms[1])[1] == (6, 7, "FAMILIARES", "often")
+    # The judgements stay in the process: a saved lexicon is read back without them, and matches the same.
+    key = b"k" * 32
+    restored = artifacts.unseal(artifacts.seal(lexicon, key=key), key=key)
+    assert restored._judged == {}
+    assert restored.matches(forms[1]) == lexicon.matches(forms[1])
+
+
 def test_the_longest_entry_wins_and_matches_do_not_overlap():
     gold = [doc("Vive en Las Palmas de Gran Canaria.", ("Las Palmas de Gran Canaria", "TERRITORIO")),
             doc("Natural de Las Palmas.", ("Las Palmas", "TERRITORIO")),
