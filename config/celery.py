@@ -1,4 +1,5 @@
 """The Celery application; tasks are discovered in the Django apps."""
+import logging
 import os
 
 from celery import Celery, signals
@@ -19,3 +20,18 @@ def _yield_to_the_web(**kwargs) -> None:
     increment = sizing.worker_nice()
     if increment:
         os.nice(increment)
+
+
+@signals.worker_init.connect
+@signals.worker_process_init.connect
+def _one_blas_thread(**kwargs) -> None:
+    """The worker's processes use ``config.sizing.worker_blas_threads`` BLAS threads: the libraries loaded already
+    are limited (threadpoolctl), and one loaded later reads the environment, which the pool processes inherit
+    from the main one. Each process logs what its libraries then say they use."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    threads = sizing.worker_blas_threads()
+    os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
+    threadpool_limits(limits=threads, user_api="blas")
+    used = [f"{lib['internal_api']} {lib['num_threads']}" for lib in threadpool_info() if lib["user_api"] == "blas"]
+    logging.getLogger(__name__).info("BLAS threads of process %s: %s", os.getpid(), ", ".join(used) or "none loaded")

@@ -68,6 +68,16 @@ def worker_nice() -> int:
     return min(max(0, int(value)), 19) if value else 10
 
 
+def worker_blas_threads() -> int:
+    """Threads the BLAS library (numpy's OpenBLAS) of a worker process may use (``DEIDLOOP_WORKER_BLAS_THREADS``,
+    default 1). The loop spreads its work itself — the pool over the worker's processes, a fit's objective over
+    its own threads (``learning.core.taggers.base.training_threads``) — and its matrix products are small (a
+    batch of sentences' label scores times the labels' transitions): BLAS threads of their own on top only
+    crowd the same cores. With OpenBLAS's default, a thread per core, the CRF objective on 500 MEDDOCAN records
+    took 1.6-1.8 times as long on two cores."""
+    return _positive("DEIDLOOP_WORKER_BLAS_THREADS", 1)
+
+
 #: Besides its request threads, a web process reaches the database from Channels' thread pool (websocket
 #: consumers) and its startup checks: a few more connections each.
 WEB_EXTRA_CONNECTIONS = 2
