@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Iterable, Sequence
 
-from corpus.text import Token, TokenOffsets
+from corpus.text import Token, offsets_of
 from corpus.types import Span
 
 __all__ = ["OUTSIDE", "spans_to_bio", "token_runs", "bio_to_spans", "label_of", "bio_labels"]
@@ -40,10 +40,7 @@ def token_runs(tokens: Sequence[Token], spans: Iterable[Span]) -> tuple[list[tup
     taken in position order and a span whose first token an earlier one tags is dropped. Runs therefore never
     overlap: first tokens only grow in position order, so a span whose first token is free finds all its
     tokens free."""
-    if isinstance(tokens, TokenOffsets):
-        starts, ends = tokens.starts, tokens.ends
-    else:
-        starts, ends = [t.start for t in tokens], [t.end for t in tokens]
+    starts, ends = offsets_of(tokens)
     runs: list[tuple[int, int, str]] = []
     misaligned = 0
     covered = 0  # the token after the last one tagged so far

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import overload
 
-__all__ = ["Token", "TokenOffsets", "tokenize", "tokens_of", "sentence_bounds", "fold"]
+__all__ = ["Token", "TokenOffsets", "offsets_of", "tokenize", "tokens_of", "sentence_bounds", "fold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,13 @@ class TokenOffsets(Sequence):
 
     def __repr__(self) -> str:
         return f"TokenOffsets({list(self)!r})"
+
+
+def offsets_of(tokens: Sequence[Token]) -> tuple[Sequence[int], Sequence[int]]:
+    """The start and the end of every token, without making a :class:`Token` of each one kept as offsets."""
+    if isinstance(tokens, TokenOffsets):
+        return tokens.starts, tokens.ends
+    return [t.start for t in tokens], [t.end for t in tokens]
 
 
 # Alternatives are tried left to right at each position, so the specific identifier shapes come before

@@ -16,7 +16,7 @@ import numpy as np
 
 from corpus.bio import OUTSIDE
 from corpus.span_json import write_span
-from corpus.text import Token
+from corpus.text import Token, offsets_of
 from corpus.types import Span
 from learning.core.consistency import consistent_spans
 from learning.core.decoding import decode_many
@@ -68,13 +68,14 @@ def _suggestions(
     bounds = np.empty(2 * first.shape[0], dtype=np.intp)
     bounds[0::2], bounds[1::2] = first, last + 1
     confidences = np.minimum.reduceat(np.append(shown, 0.0), bounds)[0::2] if bounds.shape[0] else shown[:0]
+    starts, ends = offsets_of(tokens)
     spans = [
-        write_span(Span(tokens[a].start, tokens[b].end, kind), confidence=round(confidence, 4))
+        write_span(Span(starts[a], ends[b], kind), confidence=round(confidence, 4))
         for a, b, kind, confidence in zip(first.tolist(), last.tolist(), kinds, confidences.tolist())
     ]
     p_phi = 1.0 - marginals[:, o_index]
     unsure = np.flatnonzero((chosen == o_index) & (p_phi >= missed_threshold))
-    missed = [[tokens[i].start, tokens[i].end, round(p, 4)] for i, p in zip(unsure.tolist(), p_phi[unsure].tolist())]
+    missed = [[starts[i], ends[i], round(p, 4)] for i, p in zip(unsure.tolist(), p_phi[unsure].tolist())]
     return {"spans": spans, "possible_missed": missed}
 
 

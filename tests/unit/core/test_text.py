@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.text import Token, TokenOffsets, sentence_bounds, tokenize
+from corpus.text import Token, TokenOffsets, offsets_of, sentence_bounds, tokenize
 
 
 def texts(s: str) -> list[str]:
@@ -89,3 +89,7 @@ def test_token_offsets_read_as_the_tokens_they_stand_for():
         offsets[len(tokens)]
     with pytest.raises(ValueError):
         TokenOffsets(text, [0, 1], [1])
+    # Their starts and ends are read without making the tokens, the same as a list of tokens gives them.
+    assert offsets_of(offsets) == (offsets.starts, offsets.ends)
+    assert [list(side) for side in offsets_of(offsets)] == [list(side) for side in offsets_of(tokens)]
+    assert offsets_of(tokens)[0][:3] == [0, 4, 7]
