@@ -211,7 +211,7 @@ class CRFTagger(BaseTagger):
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         # The rows of the current model by vocabulary id (kept when this process has scored with it, else
         # made by interning its attributes, far fewer than the training set's): no attribute looked up by name.
-        rows, _ = self._prediction_tables(self._extractor(), np.float32)
+        rows = self._vocabulary_rows(self._extractor())[1]
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
                               epsilon=self.epsilon, init=warm_start(data, previous, rows),
                               step_scale=getattr(self, "step_scale_", None), threads=training_threads())
@@ -360,9 +360,9 @@ class CRFTagger(BaseTagger):
             self.crf_ = older
 
     # Prediction -----------------------------------------------------------------------------------------
-    def _prediction_tables(self, extractor: FeatureExtractor, dtype: type) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, weights)``: vocabulary id -> row of ``weights``, the model's state weights in ``dtype``
-        with one row of zeros added last, the row of every attribute the model does not know.
+    def _vocabulary_rows(self, extractor: FeatureExtractor) -> tuple:
+        """The kept ``(vocabulary, rows, attributes, weights by dtype)``: ``rows`` maps a vocabulary id to the
+        model's row of that attribute, ``len(attributes_)`` for every attribute the model does not know.
 
         Kept until the vocabulary or the model changes (training resets ``_vocab_rows``); a vocabulary that
         has grown since only gets rows for its new attributes, none of which the model knows (the model's
@@ -381,12 +381,20 @@ class CRFTagger(BaseTagger):
             rows[: cached[1].shape[0]] = cached[1]
             cached = (vocab, rows, self.attributes_, cached[3])
         self._vocab_rows = cached
-        weights = cached[3].get(dtype)
+        return cached
+
+    def _prediction_tables(self, extractor: FeatureExtractor, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, weights)``: vocabulary id -> row of ``weights`` (:meth:`_vocabulary_rows`), the model's state
+        weights in ``dtype`` with one row of zeros added last, the row of every attribute the model does not
+        know."""
+        _, rows, _, by_dtype = self._vocabulary_rows(extractor)
+        n_attrs = len(self.attributes_)
+        weights = by_dtype.get(dtype)
         if weights is None or weights.shape[0] != n_attrs + 1:
             weights = np.zeros((n_attrs + 1, len(self.labels_)), dtype=dtype)
             weights[:n_attrs] = self.state_weights_
-            cached[3][dtype] = weights
-        return cached[1], weights
+            by_dtype[dtype] = weights
+        return rows, weights
 
     def _unary(self, feats: Sequence[DocumentFeatures], dtype: type = np.float64,
                marks: Sequence[Mapping[int, Sequence[str]]] | None = None) -> np.ndarray:
