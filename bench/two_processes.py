@@ -1,0 +1,121 @@
+"""How much more scoring two processes do than one on this machine, outside the loop: the throughput of the
+scoring's own work (a CRF's marginals, the query strategy's scores and the suggestions of 250 MEDDOCAN dev
+records, features cached, BLAS on one thread) in 2 processes at once, as a ratio of 1 process alone.
+
+No database, broker or worker takes part, and nothing waits on another process: the ratio is what the
+machine's cores and memory allow the scoring. The loop's 2-worker scoring speed-up can only reach it where
+the shards' reads and writes of the database cost nothing, and the whole-loop speed-up can reach it only
+if training took no time. ``bench/loop.py`` reports it beside its speed-ups, measured in the same run.
+
+Each process reads the same CRF (``bench/loop.py`` passes its loop's current model; alone, this script fits
+one with crfsuite on ``--gold`` MEDDOCAN train documents for ``--iterations`` iterations and saves it for the
+processes) and scores the records once to fill its feature cache. Then, ``--rounds`` times, one of the two
+processes scores them ``--repeats`` times alone, and then both do at once. Prints one JSON line: per round the
+seconds of each, and the ratio of the summed throughputs (2 processes over 1); the median of the rounds' ratios.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import multiprocessing  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MEDDOCAN = ROOT.parent / "shared" / "datasets" / "meddocan"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _score(model: Path, which: int, barrier, results, repeats: int, records: int, rounds: int) -> None:
+    """Process ``which`` of two: read the model and warm up; then per round, first process 0 scores alone while
+    process 1 waits, then both score at once. Puts ``(which, round, "alone" | "pair", seconds)``."""
+    from corpus.formats import read_corpus
+    from learning.core.pre_annotation import pre_annotations_many
+    from learning.core.strategies import get_strategy
+
+    with model.open("rb") as file:
+        tagger = pickle.load(file)  # noqa: S301 - the file this run wrote a moment ago
+    documents = read_corpus(MEDDOCAN / "dev", "brat")[:records]
+    strategy = get_strategy("LCUB_6")
+    labels = list(tagger.labels_)
+
+    def timed() -> float:
+        started = time.perf_counter()
+        for _ in range(repeats):
+            marginals = tagger.predict_marginals(documents)
+            strategy.score_many(marginals, labels.index("O"))
+            pre_annotations_many(tagger.tokens(documents), marginals, labels)
+        return time.perf_counter() - started
+
+    timed()
+    for round_ in range(rounds):
+        barrier.wait()
+        if which == 0:
+            results.put((which, round_, "alone", timed()))
+        barrier.wait()
+        results.put((which, round_, "pair", timed()))
+
+
+def two_process_ratio(model: Path, *, repeats: int = 4, records: int = 250, rounds: int = 3) -> dict:
+    """Two fresh processes (spawned: no lock or thread of this one's) score with the pickled tagger ``model``;
+    per round, one of them alone, then both at once. A round's ``ratio`` is the pair's summed throughput over
+    the one's (2.0 when the second core adds as much as the first); ``ratio`` at the top is the rounds' median.
+    Alternating in the same two processes keeps a shared machine's drift out of the comparison as far as
+    possible."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(2), context.Queue()
+    workers = [context.Process(target=_score, args=(model, which, barrier, results, repeats, records, rounds))
+               for which in range(2)]
+    for worker in workers:
+        worker.start()
+    seconds: dict[tuple[int, str], list[float]] = {}
+    for _ in range(3 * rounds):
+        _, round_, what, value = results.get(timeout=900)
+        seconds.setdefault((round_, what), []).append(value)
+    for worker in workers:
+        worker.join()
+        if worker.exitcode != 0:
+            raise RuntimeError(f"a scoring process exited with status {worker.exitcode}")
+    measured = []
+    for round_ in range(rounds):
+        (alone,), pair = seconds[(round_, "alone")], seconds[(round_, "pair")]
+        measured.append({"one_process_seconds": round(alone, 3), "two_processes_seconds": [round(s, 3) for s in pair],
+                         "ratio": round(sum(alone / s for s in pair), 3)})
+    return {"records": records, "repeats": repeats, "ratio": round(statistics.median(r["ratio"] for r in measured), 3),
+            "rounds": measured}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=4, help="scorings per process and round (default 4)")
+    parser.add_argument("--records", type=int, default=250, help="MEDDOCAN dev records scored (default 250)")
+    parser.add_argument("--rounds", type=int, default=3, help="times 1 and then 2 processes are measured")
+    parser.add_argument("--gold", type=int, default=100, help="MEDDOCAN train documents the CRF is fitted on")
+    parser.add_argument("--iterations", type=int, default=20, help="crfsuite's iterations for that fit")
+    args = parser.parse_args()
+    from corpus.formats import read_corpus
+    from learning.core.registry import make_tagger
+
+    tagger = make_tagger("crf", seed=0, max_iterations=args.iterations)
+    tagger.fit(read_corpus(MEDDOCAN / "train", "brat")[: args.gold])
+    with tempfile.TemporaryDirectory(prefix="deidloop-two-processes-") as folder:
+        model = Path(folder) / "model.pickle"
+        with model.open("wb") as file:
+            pickle.dump(tagger, file, protocol=pickle.HIGHEST_PROTOCOL)
+        figures = two_process_ratio(model, repeats=args.repeats, records=args.records, rounds=args.rounds)
+    print(json.dumps({"benchmark": "two_processes", "cpus": os.cpu_count(), "gold": args.gold,
+                      "iterations": args.iterations, **figures}))
+
+
+if __name__ == "__main__":
+    main()
