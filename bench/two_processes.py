@@ -10,8 +10,9 @@ if training took no time. ``bench/loop.py`` reports it beside its speed-ups, mea
 Each process reads the same CRF (``bench/loop.py`` passes its loop's current model; alone, this script fits
 one with crfsuite on ``--gold`` MEDDOCAN train documents for ``--iterations`` iterations and saves it for the
 processes) and scores the records once to fill its feature cache. Then, ``--rounds`` times, one of the two
-processes scores them ``--repeats`` times alone, and then both do at once. Prints one JSON line: per round the
-seconds of each, and the ratio of the summed throughputs (2 processes over 1); the median of the rounds' ratios.
+processes scores them ``--repeats`` times alone, and then both do at once. Prints one JSON line: the median seconds
+of one scoring alone and of each of the two beside each other, and the ratio of the summed throughputs (2
+processes over 1) from them.
 """
 from __future__ import annotations
 
@@ -66,40 +67,39 @@ def _score(model: Path, which: int, barrier, results, repeats: int, records: int
         results.put((which, round_, "pair", timed()))
 
 
-def two_process_ratio(model: Path, *, repeats: int = 4, records: int = 250, rounds: int = 3) -> dict:
+def two_process_ratio(model: Path, *, repeats: int = 1, records: int = 250, rounds: int = 9) -> dict:
     """Two fresh processes (spawned: no lock or thread of this one's) score with the pickled tagger ``model``;
-    per round, one of them alone, then both at once. A round's ``ratio`` is the pair's summed throughput over
-    the one's (2.0 when the second core adds as much as the first); ``ratio`` at the top is the rounds' median.
-    Alternating in the same two processes keeps a shared machine's drift out of the comparison as far as
-    possible."""
+    per round, one of them alone, then both at once. ``ratio`` is the pair's summed throughput over the one's,
+    from the medians of the rounds' seconds (2.0 when the second core adds as much as the first). Many short
+    rounds, alternating in the same two processes, keep a shared machine's changes of speed, which come and go
+    within seconds, out of the comparison as far as possible."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(2), context.Queue()
     workers = [context.Process(target=_score, args=(model, which, barrier, results, repeats, records, rounds))
                for which in range(2)]
     for worker in workers:
         worker.start()
-    seconds: dict[tuple[int, str], list[float]] = {}
+    alone: list[float] = []
+    pair: dict[int, list[float]] = {0: [], 1: []}
     for _ in range(3 * rounds):
-        _, round_, what, value = results.get(timeout=900)
-        seconds.setdefault((round_, what), []).append(value)
+        which, _, what, seconds = results.get(timeout=900)
+        (alone if what == "alone" else pair[which]).append(seconds)
     for worker in workers:
         worker.join()
         if worker.exitcode != 0:
             raise RuntimeError(f"a scoring process exited with status {worker.exitcode}")
-    measured = []
-    for round_ in range(rounds):
-        (alone,), pair = seconds[(round_, "alone")], seconds[(round_, "pair")]
-        measured.append({"one_process_seconds": round(alone, 3), "two_processes_seconds": [round(s, 3) for s in pair],
-                         "ratio": round(sum(alone / s for s in pair), 3)})
-    return {"records": records, "repeats": repeats, "ratio": round(statistics.median(r["ratio"] for r in measured), 3),
-            "rounds": measured}
+    one = statistics.median(alone)
+    two = [statistics.median(pair[which]) for which in (0, 1)]
+    return {"records": records, "repeats": repeats, "rounds": rounds,
+            "one_process_seconds": round(one, 3), "two_processes_seconds": [round(s, 3) for s in two],
+            "ratio": round(sum(one / s for s in two), 3)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=4, help="scorings per process and round (default 4)")
+    parser.add_argument("--repeats", type=int, default=1, help="scorings per process and round (default 1)")
     parser.add_argument("--records", type=int, default=250, help="MEDDOCAN dev records scored (default 250)")
-    parser.add_argument("--rounds", type=int, default=3, help="times 1 and then 2 processes are measured")
+    parser.add_argument("--rounds", type=int, default=9, help="times 1 and then 2 processes are measured")
     parser.add_argument("--gold", type=int, default=100, help="MEDDOCAN train documents the CRF is fitted on")
     parser.add_argument("--iterations", type=int, default=20, help="crfsuite's iterations for that fit")
     args = parser.parse_args()
