@@ -39,10 +39,10 @@ speed-up is bounded by the training share (Amdahl): with training t and scoring 
 processes can at best take t + s/2; ``ideal_speedup_total`` is that bound from the 1-worker figures.
 Two processes do not get twice the work done on every machine, though:
 ``two_processes`` (``bench/two_processes.py``) measures, after the workers, the summed throughput of 2
-processes scoring a shard's worth of records with the loop's current model, outside the loop (no database,
-broker or worker), as a ratio of 1 process; ``speedup_total_at_this_ratio`` is the whole-loop bound with
-scoring that scales by that ratio, and ``speedup_scoring_over_this_ratio`` how much of it the loop's 2-worker
-scoring keeps. And
+processes scoring records as shards are scored (``--shard-documents`` at a time, features assembled from their
+compact form) with the loop's current model, outside the loop (no database, broker or worker), as a ratio of
+1 process; ``speedup_total_at_this_ratio`` is the whole-loop bound with scoring that scales by that ratio, and
+``speedup_scoring_over_this_ratio`` how much of it the loop's 2-worker scoring keeps. And
 ``cold_2_workers_nothing_stored``: one more retrain on a fresh 2-process worker after the project's stored
 features and vocabulary are deleted (the first retrain of records no process has featurized), with the
 2-worker cold run (features and vocabulary stored) as a ratio of it, and both cold scorings as ratios of the
