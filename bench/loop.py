@@ -90,7 +90,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import pickle  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import statistics  # noqa: E402
@@ -463,10 +462,7 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
     from learning.services.model_store import load_model
 
     current = ModelVersion.objects.get(project=project, is_current=True)
-    reference_model = scratch / "reference-model.pickle"
-    with reference_model.open("wb") as file:
-        pickle.dump(load_model(current.artifact, project_id=project.pk), file, protocol=pickle.HIGHEST_PROTOCOL)
-    machine = two_process_ratio(reference_model, records=shard_documents)
+    machine = two_process_ratio(load_model(current.artifact, project_id=project.pk), records=shard_documents)
 
     large = None
     if args.large_pool and args.large_pool > pool_size:

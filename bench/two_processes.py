@@ -9,21 +9,21 @@ the shards' reads and writes of the database cost nothing, and the whole-loop sp
 if training took no time. ``bench/loop.py`` reports it beside its speed-ups, measured in the same run.
 
 Each process reads the same CRF (``bench/loop.py`` passes its loop's current model; alone, this script fits
-one with crfsuite on ``--gold`` MEDDOCAN train documents for ``--iterations`` iterations and saves it for the
-processes) and scores both sets once to fill its feature cache. Then, ``--rounds`` times, one of the two
-processes scores them ``--repeats`` times alone, and then both do at once. Prints one JSON line: the median
-seconds of one scoring alone and of each of the two beside each other, and the ratio of the summed throughputs (2
-processes over 1) from them.
+one with crfsuite on ``--gold`` MEDDOCAN train documents for ``--iterations`` iterations) from a file sealed
+with a key of the run's own, and scores both sets once to fill its feature cache. Then, ``--rounds`` times,
+one of the two processes scores them ``--repeats`` times alone, and then both do at once. Prints one JSON
+line: the median seconds of one scoring alone and of each of the two beside each other, and the ratio of the
+summed throughputs (2 processes over 1) from them.
 """
 from __future__ import annotations
 
 import os
-import pickle
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import secrets  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import statistics  # noqa: E402
@@ -38,16 +38,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def _score(model: Path, which: int, barrier, results, repeats: int, records: int, rounds: int) -> None:
+def _score(model: Path, key: bytes, which: int, barrier, results, repeats: int, records: int, rounds: int) -> None:
     """Process ``which`` of two: read the model and warm up; then per round, first process 0 scores alone while
     process 1 waits, then both score at once. Puts ``(which, round, "alone" | "pair", seconds)``."""
     from corpus.formats import read_corpus
+    from learning.core import artifacts
     from learning.core.features import FeatureCache
     from learning.core.pre_annotation import pre_annotations_many
     from learning.core.strategies import get_strategy
 
-    with model.open("rb") as file:
-        tagger = pickle.load(file)  # noqa: S301 - the file this run wrote a moment ago
+    tagger = artifacts.read(model, key=key)  # unpickled only once its tag checks out
     sets = [read_corpus(MEDDOCAN / "dev", "brat")[:records], read_corpus(MEDDOCAN / "train", "brat")[:records]]
     # A cache whose whole documents hold one set at most: each scoring assembles its documents from the compact
     # features, as a shard of the pool does, and reads them whole the second time (for the suggestions).
@@ -74,27 +74,34 @@ def _score(model: Path, which: int, barrier, results, repeats: int, records: int
         results.put((which, round_, "pair", timed()))
 
 
-def two_process_ratio(model: Path, *, repeats: int = 1, records: int = 250, rounds: int = 9) -> dict:
-    """Two fresh processes (spawned: no lock or thread of this one's) score with the pickled tagger ``model``;
+def two_process_ratio(tagger, *, repeats: int = 1, records: int = 250, rounds: int = 9) -> dict:
+    """Two fresh processes (spawned: no lock or thread of this one's) score with ``tagger``, which they read
+    from a sealed file (``learning.core.artifacts``, a key of this call's own) in a private temporary folder;
     per round, one of them alone, then both at once. ``ratio`` is the pair's summed throughput over the one's,
     from the medians of the rounds' seconds (2.0 when the second core adds as much as the first). Many short
     rounds, alternating in the same two processes, keep a shared machine's changes of speed, which come and go
     within seconds, out of the comparison as far as possible."""
+    from learning.core import artifacts
+
+    key = secrets.token_bytes(32)
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=_score, args=(model, which, barrier, results, repeats, records, rounds))
-               for which in range(2)]
-    for worker in workers:
-        worker.start()
-    alone: list[float] = []
-    pair: dict[int, list[float]] = {0: [], 1: []}
-    for _ in range(3 * rounds):
-        which, _, what, seconds = results.get(timeout=900)
-        (alone if what == "alone" else pair[which]).append(seconds)
-    for worker in workers:
-        worker.join()
-        if worker.exitcode != 0:
-            raise RuntimeError(f"a scoring process exited with status {worker.exitcode}")
+    with tempfile.TemporaryDirectory(prefix="deidloop-two-processes-") as folder:
+        model = artifacts.write(Path(folder) / "model.pickle", tagger, key=key)
+        workers = [context.Process(target=_score,
+                                   args=(model, key, which, barrier, results, repeats, records, rounds))
+                   for which in range(2)]
+        for worker in workers:
+            worker.start()
+        alone: list[float] = []
+        pair: dict[int, list[float]] = {0: [], 1: []}
+        for _ in range(3 * rounds):
+            which, _, what, seconds = results.get(timeout=900)
+            (alone if what == "alone" else pair[which]).append(seconds)
+        for worker in workers:
+            worker.join()
+            if worker.exitcode != 0:
+                raise RuntimeError(f"a scoring process exited with status {worker.exitcode}")
     one = statistics.median(alone)
     two = [statistics.median(pair[which]) for which in (0, 1)]
     return {"records": records, "repeats": repeats, "rounds": rounds,
@@ -115,11 +122,7 @@ def main() -> None:
 
     tagger = make_tagger("crf", seed=0, max_iterations=args.iterations)
     tagger.fit(read_corpus(MEDDOCAN / "train", "brat")[: args.gold])
-    with tempfile.TemporaryDirectory(prefix="deidloop-two-processes-") as folder:
-        model = Path(folder) / "model.pickle"
-        with model.open("wb") as file:
-            pickle.dump(tagger, file, protocol=pickle.HIGHEST_PROTOCOL)
-        figures = two_process_ratio(model, repeats=args.repeats, records=args.records, rounds=args.rounds)
+    figures = two_process_ratio(tagger, repeats=args.repeats, records=args.records, rounds=args.rounds)
     print(json.dumps({"benchmark": "two_processes", "cpus": os.cpu_count(), "gold": args.gold,
                       "iterations": args.iterations, **figures}))
 
