@@ -16,8 +16,14 @@ is started; an annotator takes ``--batch`` records with ``next_record`` and subm
 ``annotator.services.annotations.submit`` with its true spans (the spans of the MEDDOCAN text the record
 was made from, moved past the added first line), so the real path runs: the submission's signal after
 commit, ``request_retrain``, ``learning.retrain`` on the broker, the shard chord, ``learning.publish``.
-The clock starts just before the batch-completing ``submit`` call and stops when this process, polling the
-database every 25 ms, sees a current ranking made by a new model version. From the job's timestamps come
+The clock starts just before the batch-completing ``submit`` call and stops when this process sees a current
+ranking made by a new model version: it listens to the project's notices, as an open browser does (the notice
+that the ranking is ready comes right after the ranking is published), and reads the current ranking on each
+notice and at least every second. It does not poll the database in a tight loop: on a machine with as many
+cores as worker processes, a poller takes a share of the cores from the processes it is timing. Before each
+batch it waits until the worker runs no task: annotators take minutes over a batch, by when the work that
+follows a publish (completing the suggestions of the new ranking's first records ahead of their hand-out) is
+over, so a retrain does not share the processors with the tail of the one before. From the job's timestamps come
 the wait in the queue (started − created), training (trained − started: fitting, staging) and scoring
 (finished − trained: every shard and the model's evaluation, one chord, then publishing); tokens
 scored per second are the tokens of the scored records (counted once with ``corpus.text.tokenize``) over the
@@ -31,7 +37,8 @@ in-process warm-up stores them for every record), as a worker does after a resta
 its pool grows back after its idle time. The later ones (``--repeats`` - 1 consecutive batches) are on *warm*
 workers. Both are reported (warm: the median of the warm runs), with the median and the max over all runs of a
 worker count, and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or
-"cold", crfsuite from zero; the in-process warm-up is cold).
+"cold", crfsuite from zero; the in-process warm-up is cold) and how many passes over the gold a warm fit made
+(``fit_evaluations``: the objective and its gradient, one per trial step).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
@@ -89,7 +96,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import asyncio  # noqa: E402
 import json  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import statistics  # noqa: E402
@@ -105,7 +114,8 @@ from django_env import SHARED, setup_scratch_database  # noqa: E402
 MEDDOCAN = SHARED / "meddocan"
 DATABASE = "deidloop_bench_loop"
 GOAL = {"median_2_workers": 15.0, "max_2_workers": 30.0}
-POLL_SECONDS = 0.025
+CHECK_SECONDS = 1.0  # the longest wait for a notice before reading the current ranking again
+SETTLE_SECONDS = 60.0  # the longest wait for the worker to finish its tasks before a batch
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,24 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else round(a / b, 3)
 
 
+TASK_LINE = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] (received|succeeded|raised|failed|ignored|rejected|retry)")
+
+
+def settle(worker) -> None:
+    """Wait until the worker runs no task (at most :data:`SETTLE_SECONDS`), as its log tells (it logs each task
+    it receives and each one it ends): the batch that an annotator takes minutes over starts after the worker's
+    work on the batch before is over."""
+    deadline = time.perf_counter() + SETTLE_SECONDS
+    while time.perf_counter() < deadline:
+        received, ended = set(), set()
+        for task, event in TASK_LINE.findall(worker.log()):
+            (received if event == "received" else ended).add(task)
+        if not received - ended:
+            return
+        time.sleep(0.1)
+    print(f"the worker still ran tasks after {SETTLE_SECONDS:.0f} s; measuring anyway", file=sys.stderr)
+
+
 class Loop:
     """The project, its people and the pool, and one measured retrain at a time."""
 
@@ -174,45 +202,70 @@ class Loop:
         return Ranking.objects.filter(project=self.project, is_current=True).values_list(
             "pk", "model_version_id").first()
 
-    def measure(self, worker) -> dict:
-        """Submit one batch; time it until the new ranking is current; check what is handed out next."""
-        from annotator.models import PoolScore
-        from annotator.services.annotations import submit
-        from annotator.services.queue import next_record
-        from learning.models import RetrainJob
-
-        before = self._current()
-        old_version = before[1] if before else None
-        last_job = RetrainJob.objects.filter(project=self.project).order_by("-pk").values_list("pk", flat=True).first()
-        # One record at a time, as an annotator works: next_record hands out the open record until it is
-        # submitted.
-        for i in range(self.project.batch_size):
-            handout = next_record(project=self.project, user=self.annotator)
-            if handout is None:
-                raise RuntimeError("the pool ran out of records")
-            record = self.origin[handout.annotation.document.external_id]
-            started = time.perf_counter()
-            result = submit(annotation_id=handout.annotation.pk, user=self.annotator,
-                            version=handout.annotation.version, spans=true_spans(record), active_seconds=30.0)
-            if result.repeated:
-                raise RuntimeError(f"record {handout.annotation.document.pk} was handed out twice")
-        # The signal runs in the submitting thread once the submission committed: the job exists by now.
-        if not RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0).exists():
-            raise RuntimeError("the batch-completing submission queued no retrain")
+    async def _published(self, layer, channel, worker, *, old_version, last_job, started: float):
+        """(ranking id, model version id) of the new current ranking and the seconds from ``started`` to seeing
+        it: read on each notice to the project and at least every :data:`CHECK_SECONDS`."""
+        from asgiref.sync import sync_to_async
 
         deadline = started + self.timeout
         while True:
-            now = self._current()
+            now = await sync_to_async(self._current)()
             if now is not None and now[1] is not None and now[1] != old_version:
-                elapsed = time.perf_counter() - started
-                break
-            failed = RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0,
-                                               status=RetrainJob.Status.FAILED).values_list("error", flat=True).first()
+                return now, time.perf_counter() - started
+            failed = await sync_to_async(self._failed)(last_job)
             if failed is not None:
                 raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
-            time.sleep(POLL_SECONDS)
+            try:
+                await asyncio.wait_for(layer.receive(channel), CHECK_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+
+    def _failed(self, last_job: int | None) -> str | None:
+        from learning.models import RetrainJob
+
+        return RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0,
+                                         status=RetrainJob.Status.FAILED).values_list("error", flat=True).first()
+
+    def measure(self, worker) -> dict:
+        """Submit one batch; time it until the new ranking is current; check what is handed out next."""
+        from asgiref.sync import async_to_sync
+        from channels.layers import get_channel_layer
+
+        from annotator.models import PoolScore
+        from annotator.services.annotations import submit
+        from annotator.services.notify import project_group
+        from annotator.services.queue import next_record
+        from learning.models import RetrainJob
+
+        settle(worker)
+        before = self._current()
+        old_version = before[1] if before else None
+        last_job = RetrainJob.objects.filter(project=self.project).order_by("-pk").values_list("pk", flat=True).first()
+        layer = get_channel_layer()
+        channel = async_to_sync(layer.new_channel)()
+        async_to_sync(layer.group_add)(project_group(self.project.pk), channel)
+        try:
+            # One record at a time, as an annotator works: next_record hands out the open record until it is
+            # submitted.
+            for i in range(self.project.batch_size):
+                handout = next_record(project=self.project, user=self.annotator)
+                if handout is None:
+                    raise RuntimeError("the pool ran out of records")
+                record = self.origin[handout.annotation.document.external_id]
+                started = time.perf_counter()
+                result = submit(annotation_id=handout.annotation.pk, user=self.annotator,
+                                version=handout.annotation.version, spans=true_spans(record), active_seconds=30.0)
+                if result.repeated:
+                    raise RuntimeError(f"record {handout.annotation.document.pk} was handed out twice")
+            # The signal runs in the submitting thread once the submission committed: the job exists by now.
+            if not RetrainJob.objects.filter(project=self.project, pk__gt=last_job or 0).exists():
+                raise RuntimeError("the batch-completing submission queued no retrain")
+            now, elapsed = async_to_sync(self._published)(layer, channel, worker, old_version=old_version,
+                                                          last_job=last_job, started=started)
+        finally:
+            async_to_sync(layer.group_discard)(project_group(self.project.pk), channel)
 
         ranking_id, version_id = now
         job = RetrainJob.objects.get(model_version_id=version_id)
@@ -233,6 +286,7 @@ class Loop:
             "attempt": job.attempt,
             "reason": job.reason,
             "fit": (job.result or {}).get("fit", {}).get("kind"),
+            "evaluations": (job.result or {}).get("fit", {}).get("evaluations"),
             "artifact": job.artifact,
             "trained_on": (job.result or {}).get("trained_on"),
             "scored_on": (job.result or {}).get("scored_on"),
@@ -253,6 +307,7 @@ def summarise(runs: list[dict]) -> dict:
         "median_seconds_to_new_ranking": rounded(statistics.median(totals)),
         "max_seconds_to_new_ranking": rounded(max(totals)),
         "fits": [run["fit"] for run in runs],
+        "fit_evaluations": [run["evaluations"] for run in runs],
         "queue_seconds": stage("queue_seconds"),
         "train_seconds": stage("train_seconds"),
         "scoring_seconds": stage("scoring_seconds"),

@@ -268,11 +268,13 @@ def recall_bias_summary(project: Project, model) -> dict[str, Any]:
 
 
 def _fit_summary(tagger: Any, continued: str, n_documents: int) -> dict[str, Any]:
-    """How the model was fitted (cold or warm, from what, in how many iterations) and whether its refit
-    policy asks for a cold fit beside the loop now."""
+    """How the model was fitted (cold or warm, from what, in how many iterations and, warm, how many passes of
+    the objective over the documents) and whether its refit policy asks for a cold fit beside the loop now."""
     due = getattr(tagger, "cold_fit_due", None)
-    return {"kind": getattr(tagger, "fit_kind_", "cold"), "iterations": getattr(tagger, "fit_iterations_", None),
-            "continued_from": continued if getattr(tagger, "fit_kind_", "cold") == "warm" else "nothing",
+    warm = getattr(tagger, "fit_kind_", "cold") == "warm"
+    return {"kind": "warm" if warm else "cold", "iterations": getattr(tagger, "fit_iterations_", None),
+            "evaluations": getattr(tagger, "fit_evaluations_", None) if warm else None,
+            "continued_from": continued if warm else "nothing",
             "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0),
             "cold_fit_due": bool(due is not None and getattr(tagger, "cold_refit", "inline") == "background"
                                  and due(n_documents))}
@@ -401,9 +403,7 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         job.finished_at = timezone.now()
         job.owner = ""
         job.save(update_fields=["status", "model_version", "finished_at", "owner"])
-    model_store.prune(job.project_id)
-    complete_first_records(project_id=job.project_id, ranking_id=job.ranking_id)
-    _score_clusters(job.project_id)
+    # Annotators hear of the ranking as soon as it is served; what follows only prepares what comes later.
     f1 = result["metrics"].get("entity", {}).get("f1")
     notify_project(
         project_id=job.project_id, kind="ranking_ready",
@@ -411,6 +411,9 @@ def publish(job_id: int, attempt: int) -> ModelVersion | None:
         + (f", entity F1 {f1:.3f}" if f1 is not None else "") + "); the next record comes from its ranking.",
         data={"job": job.pk, "stage": "done", "model_version": version.pk},
     )
+    model_store.prune(job.project_id)
+    complete_first_records(project_id=job.project_id, ranking_id=job.ranking_id)
+    _score_clusters(job.project_id)
     return version
 
 

@@ -221,6 +221,7 @@ class CRFTagger(BaseTagger):
         self.state_weights_ = weights.state
         self.transition_weights_ = weights.transition
         self.fit_iterations_ = weights.iterations
+        self.fit_evaluations_ = weights.evaluations
         self.step_scale_ = weights.step_scale
         # Its rows by vocabulary id are known from the fit: scoring in this process starts without looking
         # the attributes up (see _prediction_tables).

@@ -48,6 +48,7 @@ class CRFWeights:
     iterations: int = 0
     objective: float = 0.0
     step_scale: float | None = None  # the trainer's last curvature scale (see :func:`owlqn`)
+    evaluations: int = 0  # of the objective and its gradient, each a pass over the training set
     vocabulary_ids: np.ndarray | None = None  # of the attributes, when fitted on a training set that has them
 
 
@@ -240,7 +241,7 @@ def fit_weights(
     return CRFWeights(attributes=[data.attributes[i] for i in used.tolist()], labels=data.labels,
                       vocabulary_ids=data.vocabulary_ids[used],
                       state=state[used], transition=transition.copy(), iterations=iterations, objective=value,
-                      step_scale=scale)
+                      step_scale=scale, evaluations=objective.calls)
 
 
 def owlqn(

@@ -187,6 +187,15 @@ def test_a_warm_fit_given_the_last_fits_step_scale_needs_no_backtracking_to_star
     assert scaled_value <= unit_value * 1.001
 
 
+def test_a_fit_reports_how_many_times_it_evaluated_the_objective():
+    data = problem(synthetic_docs(6, seed=3), FeatureCache())
+    fitted = fit_weights(data, c1=0.1, c2=0.05, max_iterations=5, epsilon=0.0, dtype=np.float64)
+    objective = Objective(data, 0.05, np.float64)
+    owlqn(objective, np.zeros(data.n_features), c1=0.1, max_iterations=5, epsilon=0.0)
+    assert fitted.iterations == 5
+    assert fitted.evaluations == objective.calls >= fitted.iterations + 1  # the start, then each trial step
+
+
 def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
     # A vocabulary of these documents only (the process's shared one depends on which tests ran before), so
     # the new documents' new attributes have ids past the first documents' ones.
@@ -243,6 +252,7 @@ def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfs
     before = copy.deepcopy(tagger)
     tagger.fit(docs)
     assert tagger.crf_ is None and 1 <= tagger.fit_iterations_ <= tagger.warm_iterations
+    assert tagger.fit_evaluations_ >= tagger.fit_iterations_ + 1
     test = synthetic_docs(5, seed=1)
     assert tagger.predict(test) == [sorted(d.spans) for d in test]
     # The batched Viterbi decodes exactly as crfsuite's tagger does, on real notes.
