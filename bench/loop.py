@@ -166,10 +166,13 @@ def settle(worker) -> None:
     work on the batch before is over."""
     deadline = time.perf_counter() + SETTLE_SECONDS
     while time.perf_counter() < deadline:
-        received, ended = set(), set()
-        for task, event in TASK_LINE.findall(worker.log()):
-            (received if event == "received" else ended).add(task)
-        if not received - ended:
+        running: set[str] = set()
+        for task, event in TASK_LINE.findall(worker.log()):  # in order: a task retried is received again
+            if event == "received":
+                running.add(task)
+            else:
+                running.discard(task)
+        if not running:
             return
         time.sleep(0.1)
     print(f"the worker still ran tasks after {SETTLE_SECONDS:.0f} s; measuring anyway", file=sys.stderr)
