@@ -58,7 +58,7 @@ def test_crf_params_round_trip():
     assert params == {
         "c1": 0.2, "c2": 0.05, "max_iterations": 7, "epsilon": 1e-5, "all_possible_transitions": True,
         "gold_lexicon": True, "gazetteers": gazetteers, "vocabulary_scope": "3", "feature_cache": cache,
-        "warm_start": False, "warm_iterations": 4,
+        "warm_start": False, "warm_iterations": 3,
         "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
     }
     assert params["feature_cache"] is cache
@@ -214,7 +214,7 @@ def test_tagger_factory_returns_fresh_clones_of_the_checked_prototype():
     assert first.get_params() == second.get_params() == {
         "c1": 0.1, "c2": 0.05, "max_iterations": 4, "epsilon": 1e-5, "all_possible_transitions": True,
         "gold_lexicon": True, "gazetteers": None, "vocabulary_scope": None, "feature_cache": cache, "warm_start": False,
-        "warm_iterations": 4, "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
+        "warm_iterations": 3, "refit_every": 20, "refit_growth": 0.5, "cold_refit": "inline",
     }  # no seed: the CRF takes none
     first.fit(TRAIN)
     assert not hasattr(factory(), "crf_")
