@@ -273,7 +273,7 @@ def _fit_summary(tagger: Any, continued: str, n_documents: int) -> dict[str, Any
     due = getattr(tagger, "cold_fit_due", None)
     warm = getattr(tagger, "fit_kind_", "cold") == "warm"
     return {"kind": "warm" if warm else "cold", "iterations": getattr(tagger, "fit_iterations_", None),
-            "evaluations": getattr(tagger, "fit_evaluations_", None) if warm else None,
+            "evaluations": getattr(tagger, "fit_evaluations_", None),
             "continued_from": continued if warm else "nothing",
             "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0),
             "cold_fit_due": bool(due is not None and getattr(tagger, "cold_refit", "inline") == "background"

@@ -252,7 +252,7 @@ class CRFTagger(BaseTagger):
             all_possible_transitions=self.all_possible_transitions,
         )
         crf.fit(xs, ys)
-        self.step_scale_ = None
+        self.step_scale_ = self.fit_evaluations_ = None  # crfsuite does not say how often it evaluated
         self._read_model(crf)
         self.fit_iterations_ = len(crf.training_log_.iterations) if crf.training_log_ else self.max_iterations
         self.crf_ = crf
