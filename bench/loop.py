@@ -38,7 +38,8 @@ its pool grows back after its idle time. The later ones (``--repeats`` - 1 conse
 workers. Both are reported (warm: the median of the warm runs), with the median and the max over all runs of a
 worker count, and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or
 "cold", crfsuite from zero; the in-process warm-up is cold) and how many passes over the gold a warm fit made
-(``fit_evaluations``: the objective and its gradient, one per trial step).
+(``fit_evaluations``: the objective's value, one per trial step; ``fit_gradients``: how many of them went on to
+the gradient, one per step kept but the last).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
@@ -290,6 +291,7 @@ class Loop:
             "reason": job.reason,
             "fit": (job.result or {}).get("fit", {}).get("kind"),
             "evaluations": (job.result or {}).get("fit", {}).get("evaluations"),
+            "gradients": (job.result or {}).get("fit", {}).get("gradients"),
             "artifact": job.artifact,
             "trained_on": (job.result or {}).get("trained_on"),
             "scored_on": (job.result or {}).get("scored_on"),
@@ -311,6 +313,7 @@ def summarise(runs: list[dict]) -> dict:
         "max_seconds_to_new_ranking": rounded(max(totals)),
         "fits": [run["fit"] for run in runs],
         "fit_evaluations": [run["evaluations"] for run in runs],
+        "fit_gradients": [run["gradients"] for run in runs],
         "queue_seconds": stage("queue_seconds"),
         "train_seconds": stage("train_seconds"),
         "scoring_seconds": stage("scoring_seconds"),

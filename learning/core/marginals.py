@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "chain_statistics", "forward_backward", "forward_backward_batch", "forward_backward_log",
+    "ChainForward", "chain_backward", "chain_forward", "chain_statistics", "forward_backward",
+    "forward_backward_batch", "forward_backward_log",
     "forward_backward_time_major", "length_batches",
 ]
 
@@ -215,7 +216,28 @@ def chain_statistics(
     :func:`forward_backward_batch`, with the normalisers kept for ``log_z``; sequences whose potentials are
     too extreme for it are recomputed in log space.  Works in the precision of ``unary`` (float32 halves the
     time; ``log_z`` is accumulated in float64 either way).
+
+    It is :func:`chain_forward` then :func:`chain_backward`: a caller that may need ``log_z`` alone (a line
+    search trying a step) runs the first half, and the second only when it needs the marginals.
     """
+    return chain_backward(chain_forward(unary, lengths, transition))
+
+
+class ChainForward:
+    """The forward half of :func:`chain_statistics` on a batch of padded sequences: ``log_z`` per sequence, and
+    what the backward half reads (the scaled potentials, forward vectors and their normalisers)."""
+
+    __slots__ = ("unary", "lengths", "transition", "inside", "u", "trans_exp", "alpha", "norms", "log_z", "bad")
+
+    def __init__(self, unary, lengths, transition, inside, u, trans_exp, alpha, norms, log_z, bad) -> None:
+        self.unary, self.lengths, self.transition, self.inside = unary, lengths, transition, inside
+        self.u, self.trans_exp, self.alpha, self.norms = u, trans_exp, alpha, norms
+        self.log_z, self.bad = log_z, bad
+
+
+def chain_forward(unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray) -> ChainForward:
+    """The forward recursion of :func:`chain_statistics`: ``log_z`` of each sequence (recomputed in log space
+    where the scaled recursion fails), kept with what :func:`chain_backward` needs."""
     unary = np.asarray(unary)
     if unary.dtype != np.float32:
         unary = unary.astype(np.float64)
@@ -223,7 +245,7 @@ def chain_statistics(
     n_seq, n_pos, n_labels = unary.shape
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
     if n_seq == 0 or n_pos == 0:
-        return np.zeros(n_seq), np.zeros_like(unary), np.zeros((n_labels, n_labels))
+        return ChainForward(unary, lengths, transition, None, None, None, None, None, np.zeros(n_seq), None)
     inside = np.arange(n_pos)[None, :] < lengths[:, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         shift = unary.max(axis=2)  # (B, T)
@@ -242,7 +264,22 @@ def chain_statistics(
             a = nxt / norms[:, t, None]
             alpha[:, t, :] = a
         log_z = np.where(inside, np.log(norms, dtype=np.float64) + shift + float(top), 0.0).sum(axis=1) - float(top)
+    bad = ~np.isfinite(log_z)
+    for i in np.flatnonzero(bad).tolist():
+        log_z[i] = _log_z_log(unary[i, : int(lengths[i])].astype(np.float64), transition.astype(np.float64))
+    return ChainForward(unary, lengths, transition, inside, u, trans_exp, alpha, norms, log_z, bad)
 
+
+def chain_backward(forward: ChainForward) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rest of :func:`chain_statistics` from its forward half: ``(log_z, marginals, edges)``, sequences
+    whose scaled recursion failed recomputed in log space."""
+    unary, lengths, transition, inside = forward.unary, forward.lengths, forward.transition, forward.inside
+    n_seq, n_pos, n_labels = unary.shape
+    log_z = forward.log_z
+    if n_seq == 0 or n_pos == 0:
+        return log_z, np.zeros_like(unary), np.zeros((n_labels, n_labels))
+    u, trans_exp, alpha, norms = forward.u, forward.trans_exp, forward.alpha, forward.norms
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         beta = np.empty_like(u)
         last = lengths - 1
         flat = np.full(n_labels, 1.0 / n_labels, dtype=unary.dtype)
@@ -266,9 +303,10 @@ def chain_statistics(
         post = alpha * beta
         post /= post.sum(axis=2, keepdims=True)
     post[~inside] = 0.0
-    bad = ~(np.isfinite(post).all(axis=(1, 2)) & np.isfinite(log_z))
+    bad = forward.bad | ~np.isfinite(post).all(axis=(1, 2))
     if bad.any() or not np.isfinite(edges).all():
         # Recompute the failed sequences exactly; the edge sums are recomputed whole (rare: extreme weights).
+        log_z = log_z.copy()
         edges = np.zeros((n_labels, n_labels))
         for i in range(n_seq):
             n = int(lengths[i])
@@ -278,6 +316,16 @@ def chain_statistics(
                 log_z[i], post[i, :n] = seq_log_z, seq_post
             edges += seq_edges
     return log_z, post, edges
+
+
+def _log_z_log(unary: np.ndarray, transition: np.ndarray) -> float:
+    """log Z of one sequence by the log-space forward recursion."""
+    if unary.shape[0] == 0:
+        return 0.0
+    log_alpha = unary[0]
+    for t in range(1, unary.shape[0]):
+        log_alpha = _logsumexp(log_alpha[:, None] + transition, axis=0) + unary[t]
+    return float(_logsumexp(log_alpha, axis=0))
 
 
 def _statistics_log(unary: np.ndarray, transition: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:

@@ -136,8 +136,10 @@ def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues
     # The retrain stayed warm although its policy asks for a cold fit after one warm fit: it says so instead.
     assert (fit["kind"], fit["continued_from"], fit["cold_fit_due"]) == ("warm", "current", True)
     assert fit["evaluations"] >= fit["iterations"] + 1 >= 2  # a warm fit's passes over the gold, for the figures
+    assert fit["gradients"] == fit["iterations"]  # at the start and at each step kept but the last
     first_fit = RetrainJob.objects.get(model_version=first).result["fit"]
-    assert first_fit["cold_fit_due"] is False and first_fit["evaluations"] is None  # crfsuite's own: not counted
+    assert first_fit["cold_fit_due"] is False  # crfsuite's own fit: its passes are not counted
+    assert first_fit["evaluations"] is None and first_fit["gradients"] is None
 
     base = cold_refit.fit_base(project.pk)
     assert model_store.base_models(project.pk) == [base]

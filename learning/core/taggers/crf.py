@@ -223,6 +223,7 @@ class CRFTagger(BaseTagger):
         self.transition_weights_ = weights.transition
         self.fit_iterations_ = weights.iterations
         self.fit_evaluations_ = weights.evaluations
+        self.fit_gradients_ = weights.gradients
         self.step_scale_ = weights.step_scale
         # Its rows by vocabulary id are known from the fit: scoring in this process starts without looking
         # the attributes up (see _prediction_tables).
@@ -252,7 +253,8 @@ class CRFTagger(BaseTagger):
             all_possible_transitions=self.all_possible_transitions,
         )
         crf.fit(xs, ys)
-        self.step_scale_ = self.fit_evaluations_ = None  # crfsuite does not say how often it evaluated
+        # crfsuite does not say how often it evaluated
+        self.step_scale_ = self.fit_evaluations_ = self.fit_gradients_ = None
         self._read_model(crf)
         self.fit_iterations_ = len(crf.training_log_.iterations) if crf.training_log_ else self.max_iterations
         self.crf_ = crf

@@ -10,13 +10,15 @@ over the same features — one weight per (attribute, label) pair seen in the tr
 of attributes and labels it knew are kept, new ones start at zero, so a retrain after a batch converges in a
 few iterations instead of fifty.
 
-The negative log-likelihood and its gradient come from one pass of the vectorised forward-backward
-(:func:`learning.core.marginals.chain_statistics`) over sentences grouped by length: label scores are the
-cached token x attribute matrix times the attribute x label weights; the gradient of the state weights is
-the expected minus the observed attribute counts, ``X^T (P - Y)`` read at the features, and of the
-transitions the expected minus the observed label bigram counts.  The L1 term is handled by
-orthant-wise limited-memory quasi-Newton (OWL-QN, crfsuite's own choice for L1), written here so that it
-can start anywhere and stop after a few iterations.
+The negative log-likelihood and its gradient come from one pass of the vectorised forward-backward over
+sentences grouped by length: label scores are the cached token x attribute matrix times the attribute x
+label weights, and the forward recursion (:func:`learning.core.marginals.chain_forward`) gives the value;
+the backward one (:func:`learning.core.marginals.chain_backward`) gives the marginals, and the gradient of
+the state weights is the expected minus the observed attribute counts, ``X^T (P - Y)`` read at the features,
+and of the transitions the expected minus the observed label bigram counts. The trainer asks for the
+gradient only where it needs it (a step kept, not the last), so a rejected trial step costs the value alone.
+The L1 term is handled by orthant-wise limited-memory quasi-Newton (OWL-QN, crfsuite's own choice for L1),
+written here so that it can start anywhere and stop after a few iterations.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from learning.core.features import DocumentFeatures
-from learning.core.marginals import chain_statistics, length_batches
+from learning.core.marginals import chain_backward, chain_forward, length_batches
 
 __all__ = ["CRFWeights", "TrainingSet", "fit_weights", "training_set", "warm_start"]
 
@@ -48,7 +50,8 @@ class CRFWeights:
     iterations: int = 0
     objective: float = 0.0
     step_scale: float | None = None  # the trainer's last curvature scale (see :func:`owlqn`)
-    evaluations: int = 0  # of the objective and its gradient, each a pass over the training set
+    evaluations: int = 0  # of the objective, each a pass over the training set
+    gradients: int = 0  # of those, how many went on to the gradient (two thirds of the work of a pass)
     vocabulary_ids: np.ndarray | None = None  # of the attributes, when fitted on a training set that has them
 
 
@@ -138,6 +141,11 @@ class Objective:
     and its rounding (about 1e-4 on the objective of MEDDOCAN train) is far below what L-BFGS resolves;
     float64 for checks against finite differences and crfsuite.
 
+    :meth:`value` takes the label scores and the forward recursion alone (about a third of the work);
+    :meth:`gradient` then finishes the same pass for the gradient at that point (the backward recursion and
+    the attributes' expected counts). A line search asks for the gradient only at the step it keeps, and a
+    fit not at its last point. Calling the objective does both.
+
     With ``threads`` > 1 the products are split by rows and the batches of sentences shared among that many
     threads (numpy and scipy release the interpreter lock in them); every sum is still taken in the same
     order, so the value and gradient are the same as with one thread. Call :meth:`close` when done.
@@ -152,7 +160,9 @@ class Objective:
         self._blocks = _row_blocks(data.matrix, self.threads, dtype)
         self._blocks_t = _row_blocks(data.matrix_t, self.threads, dtype)
         self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
-        self.calls = 0
+        self._pending: tuple[np.ndarray, np.ndarray, list] | None = None  # the last value's point and passes
+        self.calls = 0  # values: passes over the training set
+        self.gradients = 0
 
     def close(self) -> None:
         if self._pool is not None:
@@ -175,24 +185,39 @@ class Objective:
         return state, w[self.n_state :].reshape(n_labels, n_labels)
 
     def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        return self.value(w), self.gradient()
+
+    def value(self, w: np.ndarray) -> float:
+        """The objective at ``w``; :meth:`gradient` then gives its gradient there."""
         self.calls += 1
         data = self.data
         state, transition = self.unpack(w, self.dtype)
         unary = self._product(self._blocks, state)
-        expected = np.zeros_like(unary)
-        expected_transitions = np.zeros_like(transition)
+        forwards = self._map(lambda bucket: chain_forward(unary[bucket[0]], bucket[2], transition), data.buckets)
         log_z = 0.0
-        statistics = self._map(lambda bucket: chain_statistics(unary[bucket[0]], bucket[2], transition), data.buckets)
-        for (positions, inside, _), (z, post, edges) in zip(data.buckets, statistics):
-            log_z += float(z.sum())
+        for forward in forwards:
+            log_z += float(forward.log_z.sum())
+        gold = float(w[: self.n_state] @ data.observed) + float((transition * data.observed_transitions).sum())
+        self._pending = (w, unary, forwards)
+        return log_z - gold + self.c2 * float(w @ w)
+
+    def gradient(self) -> np.ndarray:
+        """The gradient at the point of the last :meth:`value`."""
+        if self._pending is None:
+            raise RuntimeError("the gradient is taken at the point of a value: ask for the value first")
+        w, unary, forwards = self._pending
+        self._pending = None
+        self.gradients += 1
+        data = self.data
+        expected = np.zeros_like(unary)
+        expected_transitions = np.zeros((len(data.labels), len(data.labels)), dtype=unary.dtype)
+        for (positions, inside, _), (_, post, edges) in zip(data.buckets, self._map(chain_backward, forwards)):
             expected[positions[inside]] = post[inside]
             expected_transitions += edges
-        gold = float(w[: self.n_state] @ data.observed) + float((transition * data.observed_transitions).sum())
         state_grad = self._product(self._blocks_t, expected)[data.feature_rows, data.feature_cols] - data.observed
         grad = np.concatenate([state_grad, (expected_transitions - data.observed_transitions).ravel()])
-        value = log_z - gold + self.c2 * float(w @ w)
         grad += 2.0 * self.c2 * w
-        return value, grad
+        return grad
 
 
 def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
@@ -241,15 +266,18 @@ def fit_weights(
     return CRFWeights(attributes=[data.attributes[i] for i in used.tolist()], labels=data.labels,
                       vocabulary_ids=data.vocabulary_ids[used],
                       state=state[used], transition=transition.copy(), iterations=iterations, objective=value,
-                      step_scale=scale, evaluations=objective.calls)
+                      step_scale=scale, evaluations=objective.calls,
+                      gradients=objective.gradients)
 
 
 def owlqn(
     smooth, x0: np.ndarray, *, c1: float, max_iterations: int, epsilon: float, history: int = 6,
     max_backtracks: int = 30, initial_scale: float | None = None,
 ) -> tuple[np.ndarray, float, int, float | None]:
-    """Minimise ``smooth(x) + c1 ||x||_1`` (``smooth`` returns value and gradient) by orthant-wise limited-memory
-    quasi-Newton (Andrew and Gao, 2007; crfsuite's L1 trainer), which is plain L-BFGS when ``c1`` is 0.
+    """Minimise ``smooth(x) + c1 ||x||_1`` by orthant-wise limited-memory quasi-Newton (Andrew and Gao, 2007;
+    crfsuite's L1 trainer), which is plain L-BFGS when ``c1`` is 0. ``smooth`` returns value and gradient, or
+    has ``value(x)`` and ``gradient()`` (the gradient at the last value's point, as :class:`Objective`): the
+    gradient is then asked for only at the steps kept, and not at the last one.
 
     Each iteration: the pseudo-gradient (the L1 term's one-sided derivative chosen towards descent), a
     two-loop L-BFGS direction from the last ``history`` steps, zeroed where it does not descend, and a
@@ -258,13 +286,15 @@ def owlqn(
 
     The first iteration has no steps to learn the curvature from: its trial step is the pseudo-gradient
     scaled to unit length, which suits a start from zero, or scaled by ``initial_scale`` — the ``s.y / y.y``
-    of an earlier run's last step, returned by this function — which suits a start near a minimum found
-    before (a warm start), where a unit step overshoots by orders of magnitude and costs several
-    backtracks. Returns (x, objective, iterations, the last step's ``s.y / y.y`` or None).
+    of an earlier run's last step with a gradient at both ends, returned by this function — which suits a
+    start near a minimum found before (a warm start), where a unit step overshoots by orders of magnitude and
+    costs several backtracks. Returns (x, objective, iterations, that ``s.y / y.y`` or None).
     """
+    if not hasattr(smooth, "gradient"):
+        smooth = _BothAtOnce(smooth)
     x = np.asarray(x0, dtype=np.float64).copy()
-    value, grad = smooth(x)
-    value += c1 * float(np.abs(x).sum())
+    value = smooth.value(x) + c1 * float(np.abs(x).sum())
+    grad = smooth.gradient()
     steps: list[tuple[np.ndarray, np.ndarray, float]] = []
     iterations = 0
     for iterations in range(1, max_iterations + 1):
@@ -290,29 +320,45 @@ def owlqn(
             trial = x + alpha * direction
             if c1 > 0:
                 trial[np.sign(trial) != orthant] = 0.0
-            trial_value, trial_grad = smooth(trial)
-            trial_value += c1 * float(np.abs(trial).sum())
+            trial_value = smooth.value(trial) + c1 * float(np.abs(trial).sum())
             slope_times_step = float(pseudo @ (trial - x))
             if trial_value <= value + 1e-4 * slope_times_step:
                 break
             alpha *= _backtrack(value, trial_value, slope_times_step)
         else:
             break  # no step decreases the objective: as good as this precision allows
+        improvement = (value - trial_value) / max(abs(trial_value), 1.0)
+        if improvement < epsilon or iterations == max_iterations:
+            x, value = trial, trial_value  # the last point: no gradient needed there
+            break
+        trial_grad = smooth.gradient()
         s, y = trial - x, trial_grad - grad
         sy = float(s @ y)
         if sy > 0:
             steps.append((s, y, sy))
             if len(steps) > history:
                 steps.pop(0)
-        improvement = (value - trial_value) / max(abs(trial_value), 1.0)
         x, value, grad = trial, trial_value, trial_grad
-        if improvement < epsilon:
-            break
     scale = None
     if steps:
         _, y, sy = steps[-1]
         scale = sy / float(y @ y)
     return x, value, iterations, scale
+
+
+class _BothAtOnce:
+    """A function returning value and gradient, asked as :func:`owlqn` asks an :class:`Objective`."""
+
+    def __init__(self, function) -> None:
+        self.function = function
+        self._gradient: np.ndarray | None = None
+
+    def value(self, x: np.ndarray) -> float:
+        value, self._gradient = self.function(x)
+        return value
+
+    def gradient(self) -> np.ndarray:
+        return self._gradient
 
 
 def _backtrack(value: float, trial_value: float, slope_times_step: float) -> float:

@@ -15,7 +15,7 @@ import pytest
 
 from corpus.bio import spans_to_bio
 from learning.core.features import FeatureCache
-from learning.core.marginals import chain_statistics
+from learning.core.marginals import chain_forward, chain_statistics
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, fit_weights, owlqn, training_set, warm_start
@@ -71,6 +71,24 @@ def test_chain_statistics_survive_extreme_scores():
         assert log_z[i] == pytest.approx(z)
         np.testing.assert_allclose(post[i], p, atol=1e-9)
     assert np.isfinite(edges).all() and edges.sum() == pytest.approx(4.0)
+
+
+def test_the_forward_half_alone_gives_log_z_even_where_the_scaled_recursion_underflows():
+    rng = np.random.default_rng(3)
+    unary = rng.normal(0, 1, size=(3, 3, 3))
+    # From label 0 only label 1 may follow; the second sequence starts 800 nats surer of label 0 than of the
+    # others, and its label 1 then scores 3000 nats below the rest: the scaled forward step underflows to zero
+    # there, and log Z is recomputed in log space.
+    transition = np.array([[-5000.0, 0.0, -5000.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    unary[1, 0] = [800.0, 0.0, 0.0]
+    unary[1, 1, 1] = -3000.0
+    forward = chain_forward(unary, np.array([3, 3, 2]), transition)
+    log_z, post, _ = chain_statistics(unary, np.array([3, 3, 2]), transition)
+    assert forward.bad.tolist() == [False, True, False]
+    for i, n in enumerate([3, 3, 2]):
+        z, p, _ = brute_force(unary[i, :n], transition)
+        assert forward.log_z[i] == pytest.approx(z) and log_z[i] == pytest.approx(z)
+        np.testing.assert_allclose(post[i, :n], p, atol=1e-9)
 
 
 def problem(docs, cache=None, scope=None):
@@ -194,6 +212,21 @@ def test_a_fit_reports_how_many_times_it_evaluated_the_objective():
     owlqn(objective, np.zeros(data.n_features), c1=0.1, max_iterations=5, epsilon=0.0)
     assert fitted.iterations == 5
     assert fitted.evaluations == objective.calls >= fitted.iterations + 1  # the start, then each trial step
+    # The gradient only where a step is kept, and not at the last point: the start and iterations 1-4.
+    assert fitted.gradients == objective.gradients == fitted.iterations
+
+
+def test_a_value_then_its_gradient_is_the_objective_called_whole():
+    data = problem(synthetic_docs(6, seed=3), FeatureCache())
+    objective = Objective(data, 0.05, np.float64)
+    rng = np.random.default_rng(6)
+    w, other = rng.normal(0, 0.3, data.n_features), rng.normal(0, 0.3, data.n_features)
+    value, grad = objective(w)
+    objective.value(other)  # a trial step given up: its gradient is never taken
+    assert objective.value(w) == value
+    np.testing.assert_array_equal(objective.gradient(), grad)
+    with pytest.raises(RuntimeError):
+        objective.gradient()  # once per value
 
 
 def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
@@ -253,6 +286,7 @@ def test_a_warm_started_tagger_refits_with_its_own_trainer_and_decodes_like_crfs
     tagger.fit(docs)
     assert tagger.crf_ is None and 1 <= tagger.fit_iterations_ <= tagger.warm_iterations
     assert tagger.fit_evaluations_ >= tagger.fit_iterations_ + 1
+    assert tagger.fit_gradients_ == tagger.fit_iterations_
     test = synthetic_docs(5, seed=1)
     assert tagger.predict(test) == [sorted(d.spans) for d in test]
     # The batched Viterbi decodes exactly as crfsuite's tagger does, on real notes.
