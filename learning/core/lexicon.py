@@ -18,6 +18,7 @@ model's word attributes already do.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -30,6 +31,8 @@ from corpus.types import Span
 
 __all__ = ["GoldLexicon", "token_spans"]
 
+#: A letter or a digit (what ``str.isalnum`` accepts): an entry needs one.
+_ALNUM = re.compile(r"[^\W_]")
 #: Shares of the occurrences that were annotated, from the highest bucket down.
 RELIABILITY = ((0.9, "sure"), (0.5, "often"), (0.0, "rare"))
 
@@ -51,6 +54,9 @@ class GoldLexicon:
         # holds it under the key None.
         self._tree: dict = {}
         self._own: list[tuple[dict[tuple[str, ...], Counter], Counter]] = []  # per gold document
+        # Per gold document, every entry found in it as (first token, token after the last, entry), by first
+        # token and shorter first: matching a gold document leaving itself out reads them instead of the tree.
+        self._found: list[list[tuple[int, int, tuple[str, ...]]]] = []
         # For forms given as ids (features.LowerForms): per id of their list of names, whether an entry starts
         # with that name; made for the list it was last asked with, and extended as the list grows.
         self._first_words: tuple[object, np.ndarray] | None = None
@@ -98,10 +104,18 @@ class GoldLexicon:
             for first, end, label in spans:
                 if 0 < end - first <= max_tokens:
                     entry = tuple(forms[first:end])
-                    if any(any(c.isalnum() for c in w) for w in entry):
-                        own.setdefault(entry, Counter())[label] += 1
+                    if _ALNUM.search(" ".join(entry)):
+                        counts = own.get(entry)
+                        if counts is None:
+                            counts = own[entry] = Counter()
+                        counts[label] += 1
             for entry, counts in own.items():
-                lexicon.labels.setdefault(entry, Counter()).update(counts)
+                total = lexicon.labels.get(entry)
+                if total is None:
+                    lexicon.labels[entry] = counts.copy()
+                else:
+                    for label, n in counts.items():
+                        total[label] += n
                 node = lexicon._tree
                 for word in entry:
                     node = node.setdefault(word, {})
@@ -112,21 +126,25 @@ class GoldLexicon:
         for (_, seen), forms in zip(lexicon._own, forms_of):
             starts, forms = lexicon._read(forms)
             n_forms = len(forms)
+            found = []
             for first in starts:
                 node, end = tree[forms[first]], first + 1
                 while node is not None:  # every entry that starts here, down the tree
                     entry = node.get(None)
                     if entry is not None:
                         seen[entry] += 1
+                        found.append((first, end, entry))
                     node = node.get(forms[end]) if end < n_forms else None
                     end += 1
             lexicon.seen.update(seen)
+            lexicon._found.append(found)
         return lexicon
 
     def forget_documents(self) -> None:
         """Drop what each gold document added (only matching a training document needs it), so that a model
         keeps the entries and their counts alone."""
         self._own = []
+        self._found = []
 
     def _entry(self, entry: tuple[str, ...], exclude: int | None) -> tuple[str, str] | None:
         """(label, reliability) of an entry, without the counts of gold document ``exclude``."""
@@ -156,7 +174,10 @@ class GoldLexicon:
     def matches(self, forms: Sequence[str], exclude: int | None = None) -> list[tuple[int, int, str, str]]:
         """(first token, token after the last, label, reliability) of the entries found in ``forms``, the
         longest at each place, left to right, not overlapping; ``exclude`` leaves a gold document's own
-        counts out (its index in the documents the lexicon was made from)."""
+        counts out (its index in the documents the lexicon was made from: its entries found when the lexicon was
+        made are read, and ``forms`` is not walked again)."""
+        if exclude is not None and exclude < len(getattr(self, "_found", ())):
+            return self._longest(self._found[exclude], exclude)
         found = []
         free = 0  # the first token no match covers yet
         tree = self._tree
@@ -183,6 +204,27 @@ class GoldLexicon:
                 found.append(best)
                 free = best[1]
         return found
+
+    def _longest(self, found: list[tuple[int, int, tuple[str, ...]]], exclude: int) -> list[tuple[int, int, str, str]]:
+        """:meth:`matches` of gold document ``exclude`` from every entry found in it (by first token, shorter
+        first): at each place the longest entry left with counts once its own are out, left to right, not
+        overlapping."""
+        out = []
+        free = 0
+        i, n = 0, len(found)
+        while i < n:
+            first = found[i][0]
+            best = None
+            while i < n and found[i][0] == first:
+                if first >= free:
+                    hit = self._entry(found[i][2], exclude)
+                    if hit is not None:
+                        best = (first, found[i][1], *hit)
+                i += 1
+            if best is not None:
+                out.append(best)
+                free = best[1]
+        return out
 
     def attributes(self, forms: Sequence[str], exclude: int | None = None) -> dict[int, tuple[str, ...]]:
         """CRF attributes of the tokens an entry covers, by token index."""

@@ -30,8 +30,10 @@ log = logging.getLogger(__name__)
 
 #: How many of a new ranking's first records the worker completes ahead of their hand-out.
 COMPLETED_AHEAD = 100
-#: How many of them it completes before the ranking is served (8-10 ms each on MEDDOCAN's records).
-COMPLETED_BEFORE_PUBLISHING = 20
+#: How many of them it completes before the ranking is served (10-20 ms each on MEDDOCAN's records, which every
+#: retrain waits for): the records annotators may ask for in the second before the rest are completed; a record
+#: handed out unmarked is completed then.
+COMPLETED_BEFORE_PUBLISHING = 5
 #: After publishing, the records are completed this many at a time, and no more once a retrain of the project
 #: is waiting: its ranking will replace these, and its training wants the worker's cores.
 COMPLETED_CHUNK = 20
