@@ -41,7 +41,7 @@ from learning.core.features import FeatureCache  # noqa: E402
 from learning.core.metrics import evaluate  # noqa: E402
 from learning.core.taggers.base import labels_from_tags  # noqa: E402
 from learning.core.taggers.crf import CRFTagger  # noqa: E402
-from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, training_set, warm_start  # noqa: E402
+from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, label_ids, training_set, warm_start  # noqa: E402
 from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 
@@ -49,7 +49,8 @@ def objective_of(tagger: CRFTagger, docs, cache: FeatureCache) -> float:
     """crfsuite's objective (NLL + c1 |w|_1 + c2 |w|^2) of ``tagger``'s weights on ``docs``."""
     feats = CRFTagger(feature_cache=cache).features(docs)
     tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
-    data = training_set(feats, tags, labels_from_tags(tags))
+    labels = labels_from_tags(tags)
+    data = training_set(feats, label_ids(tags, labels), labels)
     w = warm_start(data, CRFWeights(tagger.attributes_, tagger.labels_, tagger.state_weights_,
                                     tagger.transition_weights_))
     value, _ = Objective(data, tagger.c2, dtype=np.float64)(w)

@@ -26,7 +26,7 @@ from learning.core.lexicon import GoldLexicon, token_spans
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags, training_threads
-from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, training_set, warm_start
+from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, label_ids_of_runs, training_set, warm_start
 from corpus.text import Token
 from corpus.types import Document, Span
 
@@ -150,29 +150,33 @@ class CRFTagger(BaseTagger):
         """The tokens of each document, from its cached features (no second tokenization)."""
         return [f.tokens for f in self._cached_features(docs)]
 
-    def _training_features(self, docs: Sequence[Document]) -> tuple[list[DocumentFeatures], GoldLexicon | None]:
-        """The training documents' features, and with ``gold_lexicon`` the lexicon of the gold documents'
-        spans, each document marked by the lexicon of the others. Machine-labelled documents
-        (``meta["silver"]``, from self-training) are marked but add nothing to the lexicon."""
+    def _training_features(
+        self, docs: Sequence[Document],
+    ) -> tuple[list[DocumentFeatures], GoldLexicon | None, list[list[tuple[int, int, str]]]]:
+        """The training documents' features, with ``gold_lexicon`` the lexicon of the gold documents' spans,
+        each document marked by the lexicon of the others, and each document's spans as runs of its tokens
+        (:func:`~learning.core.lexicon.token_spans`). Machine-labelled documents (``meta["silver"]``, from
+        self-training) are marked but add nothing to the lexicon."""
         feats = self._cached_features(docs, keep=True)
+        runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
         if not self.gold_lexicon:
-            return feats, None
+            return feats, None, runs
         forms = [f.lower for f in feats]
         gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
-        lexicon = GoldLexicon.from_gold((forms[i], token_spans(feats[i].tokens, docs[i].spans)) for i in gold)
+        lexicon = GoldLexicon.from_gold((forms[i], runs[i]) for i in gold)
         place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
         marked = [f.with_attributes(lexicon.attributes(w, exclude=place.get(i)))
                   for i, (f, w) in enumerate(zip(feats, forms))]
         lexicon.forget_documents()
-        return marked, lexicon
+        return marked, lexicon, runs
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
         if len(docs) == 0:
             raise ValueError("cannot fit a CRF on no documents")
-        feats, lexicon = self._training_features(docs)
+        feats, lexicon, runs = self._training_features(docs)
         if self.fits_warm(len(docs)):
-            self._fit_warm(docs, feats)
+            self._fit_warm(feats, runs)
             self.warm_fits_, self.fit_kind_ = getattr(self, "warm_fits_", 0) + 1, "warm"
         else:
             self._fit_crfsuite(docs, feats)
@@ -203,17 +207,18 @@ class CRFTagger(BaseTagger):
         burst = n_documents > previous * (1.0 + self.refit_growth)
         return self.warm_iterations * (4 if burst else 1)
 
-    def _fit_warm(self, docs: Sequence[Document], feats: list[DocumentFeatures]) -> None:
-        """Continue from the current weights on ``docs`` (which may add attributes and labels)."""
-        tags = [spans_to_bio(f.tokens, doc.spans)[0] for doc, f in zip(docs, feats)]
+    def _fit_warm(self, feats: list[DocumentFeatures], runs: list[list[tuple[int, int, str]]]) -> None:
+        """Continue from the current weights on the documents of ``feats``, their gold spans as token ``runs``
+        (which may add attributes and labels)."""
         if not any(f.sentences for f in feats):
             raise ValueError("cannot fit a CRF on documents without tokens")
-        data = training_set(feats, tags, labels_from_tags(tags + [self.labels_]))
+        labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, self.labels_)
+        data = training_set(feats, y, labels)
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         # The rows of the current model by vocabulary id (kept when this process has scored with it, else
         # made by interning its attributes, far fewer than the training set's): no attribute looked up by name.
         rows = self._vocabulary_rows(self._extractor())[1]
-        weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(docs)),
+        weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(feats)),
                               epsilon=self.epsilon, init=warm_start(data, previous, rows),
                               step_scale=getattr(self, "step_scale_", None), threads=training_threads())
         self.crf_ = None

@@ -29,10 +29,12 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from corpus.bio import OUTSIDE
 from learning.core.features import DocumentFeatures
 from learning.core.marginals import chain_backward, chain_forward, length_batches
+from learning.core.taggers.base import labels_from_tags
 
-__all__ = ["CRFWeights", "TrainingSet", "fit_weights", "training_set", "warm_start"]
+__all__ = ["CRFWeights", "TrainingSet", "fit_weights", "label_ids", "label_ids_of_runs", "training_set", "warm_start"]
 
 #: Sentences of similar length share a batch of the forward-backward; padding is at most this share.
 MAX_PADDING = 0.25
@@ -62,7 +64,7 @@ class TrainingSet:
     attributes: list[str]  # model attribute strings by column of ``matrix``
     labels: list[str]
     vocabulary_ids: np.ndarray  # the extractor's vocabulary id of each attribute
-    feature_rows: np.ndarray  # the (attribute, label) pairs seen in training: the state features, by attribute
+    feature_rows: np.ndarray  # the (attribute, label) pairs seen in training: the state features, by attribute (sorted)
     feature_cols: np.ndarray
     observed: np.ndarray  # their counts
     matrix: sp.csr_matrix  # tokens x attributes, binary
@@ -75,9 +77,38 @@ class TrainingSet:
         return int(self.feature_rows.shape[0]) + len(self.labels) ** 2
 
 
-def training_set(feats: Sequence[DocumentFeatures], tags: Sequence[Sequence[str]], labels: Sequence[str]) -> TrainingSet:
-    """The sentences of ``feats`` labelled by ``tags`` (per document, one BIO tag per token) over ``labels``."""
+def label_ids(tags: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
+    """The index in ``labels`` of every token's tag, documents (one BIO tag per token) back to back."""
     label_index = {lab: i for i, lab in enumerate(labels)}
+    return np.fromiter((label_index[t] for doc_tags in tags for t in doc_tags), dtype=np.int64,
+                       count=sum(len(doc_tags) for doc_tags in tags))
+
+
+def label_ids_of_runs(
+    lengths: Sequence[int], runs: Sequence[Sequence[tuple[int, int, str]]], known: Sequence[str] = (),
+) -> tuple[list[str], np.ndarray]:
+    """What :func:`label_ids` gives for the BIO tags of documents of ``lengths`` tokens whose gold is ``runs``
+    (per document, ``(first, end, type)`` as :func:`corpus.bio.token_runs` gives them: ``B-`` on a run's first
+    token, ``I-`` on the rest, ``O`` elsewhere), without writing the tags: ``(labels, ids)``, the labels those
+    tags and ``known`` hold in the taggers' order (:func:`~learning.core.taggers.base.labels_from_tags`)."""
+    seen = {f"B-{label}" for doc_runs in runs for _, _, label in doc_runs}
+    seen.update(f"I-{label}" for doc_runs in runs for first, end, label in doc_runs if end - first > 1)
+    labels = labels_from_tags([sorted(seen), list(known)])
+    index = {lab: i for i, lab in enumerate(labels)}
+    ids = np.full(int(sum(lengths)), index[OUTSIDE], dtype=np.int64)
+    offset = 0
+    for n, doc_runs in zip(lengths, runs):
+        for first, end, label in doc_runs:
+            ids[offset + first] = index[f"B-{label}"]
+            if end - first > 1:
+                ids[offset + first + 1 : offset + end] = index[f"I-{label}"]
+        offset += n
+    return labels, ids
+
+
+def training_set(feats: Sequence[DocumentFeatures], y: np.ndarray, labels: Sequence[str]) -> TrainingSet:
+    """The sentences of ``feats`` labelled by ``y`` (the index in ``labels`` of each token's BIO tag, documents
+    back to back: :func:`label_ids`)."""
     indices = np.concatenate([f.indices for f in feats]).astype(np.int64)
     offsets = np.cumsum([0] + [int(f.indptr[-1]) for f in feats[:-1]])
     indptr = np.concatenate([f.indptr[:-1] + off for f, off in zip(feats, offsets)] + [[indices.shape[0]]])
@@ -91,7 +122,9 @@ def training_set(feats: Sequence[DocumentFeatures], tags: Sequence[Sequence[str]
     # Binary: exact in float32, the objective's usual precision, which then reads the values without a copy.
     matrix = sp.csr_matrix((np.ones(columns.shape[0], dtype=np.float32), columns, indptr),
                            shape=(n_tokens, len(attributes)))
-    y = np.fromiter((label_index[t] for doc_tags in tags for t in doc_tags), dtype=np.int64, count=n_tokens)
+    y = np.asarray(y, dtype=np.int64)
+    if y.shape != (n_tokens,):
+        raise ValueError(f"{y.shape[0]} labels for {n_tokens} tokens")
 
     starts, lengths = [], []
     offset = 0
@@ -159,6 +192,13 @@ class Objective:
         self.threads = max(1, int(threads))
         self._blocks = _row_blocks(data.matrix, self.threads, dtype)
         self._blocks_t = _row_blocks(data.matrix_t, self.threads, dtype)
+        # The state features are by attribute, so each block of the transpose holds the attribute counts of a run
+        # of them: each thread reads its features' gradient out of its own product, and the whole attribute x
+        # label product is never put together.
+        first_rows = np.cumsum([0] + [block.shape[0] for block in self._blocks_t])
+        cuts = np.searchsorted(data.feature_rows, first_rows)
+        self._features_t = [(data.feature_rows[a:b] - first, data.feature_cols[a:b])
+                            for a, b, first in zip(cuts[:-1], cuts[1:], first_rows[:-1].tolist())]
         self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         self._pending: tuple[np.ndarray, np.ndarray, list] | None = None  # the last value's point and passes
         self.calls = 0  # values: passes over the training set
@@ -210,11 +250,22 @@ class Objective:
         self.gradients += 1
         data = self.data
         expected = np.zeros_like(unary)
+
+        def backward(bucket_and_forward) -> np.ndarray:
+            (positions, inside, _), forward = bucket_and_forward
+            _, post, edges = chain_backward(forward)
+            expected[positions[inside]] = post[inside]  # a batch's own tokens: no two threads write a row
+            return edges
+
         expected_transitions = np.zeros((len(data.labels), len(data.labels)), dtype=unary.dtype)
-        for (positions, inside, _), (_, post, edges) in zip(data.buckets, self._map(chain_backward, forwards)):
-            expected[positions[inside]] = post[inside]
+        for edges in self._map(backward, zip(data.buckets, forwards)):
             expected_transitions += edges
-        state_grad = self._product(self._blocks_t, expected)[data.feature_rows, data.feature_cols] - data.observed
+
+        def counts(k: int) -> np.ndarray:
+            rows, cols = self._features_t[k]
+            return (self._blocks_t[k] @ expected)[rows, cols]
+
+        state_grad = np.concatenate(self._map(counts, range(len(self._blocks_t)))) - data.observed
         grad = np.concatenate([state_grad, (expected_transitions - data.observed_transitions).ravel()])
         grad += 2.0 * self.c2 * w
         return grad

@@ -15,10 +15,13 @@ import pytest
 
 from corpus.bio import spans_to_bio
 from learning.core.features import FeatureCache
+from learning.core.lexicon import token_spans
 from learning.core.marginals import chain_forward, chain_statistics
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
-from learning.core.taggers.crf_lbfgs import CRFWeights, Objective, fit_weights, owlqn, training_set, warm_start
+from learning.core.taggers.crf_lbfgs import (
+    CRFWeights, Objective, fit_weights, label_ids, label_ids_of_runs, owlqn, training_set, warm_start,
+)
 
 from learning.core._compat.crfsuite import model_file_bytes
 
@@ -95,7 +98,21 @@ def problem(docs, cache=None, scope=None):
     tagger = CRFTagger(feature_cache=cache or FeatureCache(), vocabulary_scope=scope)
     feats = tagger.features(docs)
     tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
-    return training_set(feats, tags, labels_from_tags(tags))
+    labels = labels_from_tags(tags)
+    return training_set(feats, label_ids(tags, labels), labels)
+
+
+def test_label_ids_from_the_gold_runs_are_those_of_the_bio_tags():
+    docs = read_split("train")[:30]
+    tagger = CRFTagger(feature_cache=FeatureCache())
+    feats = tagger.features(docs)
+    tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
+    runs = [token_spans(f.tokens, d.spans) for d, f in zip(docs, feats)]
+    known = ["O", "B-ZZZ", "I-ZZZ"]  # a label the documents do not have, kept (a model's labels)
+    labels, ids = label_ids_of_runs([f.n_tokens for f in feats], runs, known)
+    assert labels == labels_from_tags(tags + [known])
+    np.testing.assert_array_equal(ids, label_ids(tags, labels))
+    assert any(end - first == 1 for doc_runs in runs for first, end, _ in doc_runs)  # B- alone, no I-
 
 
 def test_gradient_equals_finite_differences_on_meddocan_notes():
