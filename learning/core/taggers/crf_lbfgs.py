@@ -257,7 +257,7 @@ class Objective:
             expected[positions[inside]] = post[inside]  # a batch's own tokens: no two threads write a row
             return edges
 
-        expected_transitions = np.zeros((len(data.labels), len(data.labels)), dtype=unary.dtype)
+        expected_transitions = np.zeros((len(data.labels), len(data.labels)))  # summed in float64
         for edges in self._map(backward, zip(data.buckets, forwards)):
             expected_transitions += edges
 
