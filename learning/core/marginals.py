@@ -322,10 +322,16 @@ def _log_z_log(unary: np.ndarray, transition: np.ndarray) -> float:
     """log Z of one sequence by the log-space forward recursion."""
     if unary.shape[0] == 0:
         return 0.0
-    log_alpha = unary[0]
+    return float(_logsumexp(_log_alpha(unary, transition)[-1], axis=0))
+
+
+def _log_alpha(unary: np.ndarray, transition: np.ndarray) -> np.ndarray:
+    """The log-space forward vectors of one non-empty sequence (n_pos, n_labels)."""
+    log_alpha = np.empty(unary.shape)
+    log_alpha[0] = unary[0]
     for t in range(1, unary.shape[0]):
-        log_alpha = _logsumexp(log_alpha[:, None] + transition, axis=0) + unary[t]
-    return float(_logsumexp(log_alpha, axis=0))
+        log_alpha[t] = _logsumexp(log_alpha[t - 1][:, None] + transition, axis=0) + unary[t]
+    return log_alpha
 
 
 def _statistics_log(unary: np.ndarray, transition: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -333,11 +339,8 @@ def _statistics_log(unary: np.ndarray, transition: np.ndarray) -> tuple[float, n
     n_pos, n_labels = unary.shape
     if n_pos == 0:
         return 0.0, np.zeros((0, n_labels)), np.zeros((n_labels, n_labels))
-    log_alpha = np.empty((n_pos, n_labels))
+    log_alpha = _log_alpha(unary, transition)
     log_beta = np.zeros((n_pos, n_labels))
-    log_alpha[0] = unary[0]
-    for t in range(1, n_pos):
-        log_alpha[t] = _logsumexp(log_alpha[t - 1][:, None] + transition, axis=0) + unary[t]
     for t in range(n_pos - 2, -1, -1):
         log_beta[t] = _logsumexp(transition + (unary[t + 1] + log_beta[t + 1])[None, :], axis=1)
     log_z = float(_logsumexp(log_alpha[-1], axis=0))

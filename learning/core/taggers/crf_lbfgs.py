@@ -53,7 +53,7 @@ class CRFWeights:
     objective: float = 0.0
     step_scale: float | None = None  # the trainer's last curvature scale (see :func:`owlqn`)
     evaluations: int = 0  # of the objective, each a pass over the training set
-    gradients: int = 0  # of those, how many went on to the gradient (two thirds of the work of a pass)
+    gradients: int = 0  # of those, how many went on to the gradient (three fifths of the work of a pass)
     vocabulary_ids: np.ndarray | None = None  # of the attributes, when fitted on a training set that has them
 
 
@@ -174,7 +174,7 @@ class Objective:
     and its rounding (about 1e-4 on the objective of MEDDOCAN train) is far below what L-BFGS resolves;
     float64 for checks against finite differences and crfsuite.
 
-    :meth:`value` takes the label scores and the forward recursion alone (about a third of the work);
+    :meth:`value` takes the label scores and the forward recursion alone (about two fifths of the work);
     :meth:`gradient` then finishes the same pass for the gradient at that point (the backward recursion and
     the attributes' expected counts). A line search asks for the gradient only at the step it keeps, and a
     fit not at its last point. Calling the objective does both.
