@@ -12,6 +12,8 @@ sequences are recomputed with an explicit log-sum-exp recursion.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 __all__ = [
@@ -223,16 +225,22 @@ def chain_statistics(
     return chain_backward(chain_forward(unary, lengths, transition))
 
 
+@dataclass(slots=True)
 class ChainForward:
     """The forward half of :func:`chain_statistics` on a batch of padded sequences: ``log_z`` per sequence, and
-    what the backward half reads (the scaled potentials, forward vectors and their normalisers)."""
+    what the backward half reads (the scaled potentials, forward vectors and their normalisers; None for an
+    empty batch)."""
 
-    __slots__ = ("unary", "lengths", "transition", "inside", "u", "trans_exp", "alpha", "norms", "log_z", "bad")
-
-    def __init__(self, unary, lengths, transition, inside, u, trans_exp, alpha, norms, log_z, bad) -> None:
-        self.unary, self.lengths, self.transition, self.inside = unary, lengths, transition, inside
-        self.u, self.trans_exp, self.alpha, self.norms = u, trans_exp, alpha, norms
-        self.log_z, self.bad = log_z, bad
+    unary: np.ndarray
+    lengths: np.ndarray
+    transition: np.ndarray
+    log_z: np.ndarray
+    inside: np.ndarray | None = None
+    u: np.ndarray | None = None
+    trans_exp: np.ndarray | None = None
+    alpha: np.ndarray | None = None
+    norms: np.ndarray | None = None
+    bad: np.ndarray | None = None  # the sequences whose log_z was recomputed in log space
 
 
 def chain_forward(unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray) -> ChainForward:
@@ -245,7 +253,7 @@ def chain_forward(unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray
     n_seq, n_pos, n_labels = unary.shape
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
     if n_seq == 0 or n_pos == 0:
-        return ChainForward(unary, lengths, transition, None, None, None, None, None, np.zeros(n_seq), None)
+        return ChainForward(unary, lengths, transition, np.zeros(n_seq))
     inside = np.arange(n_pos)[None, :] < lengths[:, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         shift = unary.max(axis=2)  # (B, T)
@@ -267,7 +275,7 @@ def chain_forward(unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray
     bad = ~np.isfinite(log_z)
     for i in np.flatnonzero(bad).tolist():
         log_z[i] = _log_z_log(unary[i, : int(lengths[i])].astype(np.float64), transition.astype(np.float64))
-    return ChainForward(unary, lengths, transition, inside, u, trans_exp, alpha, norms, log_z, bad)
+    return ChainForward(unary, lengths, transition, log_z, inside, u, trans_exp, alpha, norms, bad)
 
 
 def chain_backward(forward: ChainForward) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
