@@ -4,7 +4,7 @@ import os
 
 from celery import Celery, signals
 
-from config import sizing
+from config import memory, sizing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -35,3 +35,18 @@ def _one_blas_thread(**kwargs) -> None:
     threadpool_limits(limits=threads, user_api="blas")
     used = [f"{lib['internal_api']} {lib['num_threads']}" for lib in threadpool_info() if lib["user_api"] == "blas"]
     logging.getLogger(__name__).info("BLAS threads of process %s: %s", os.getpid(), ", ".join(used) or "none loaded")
+
+
+@signals.worker_process_init.connect
+def _keep_freed_memory(**kwargs) -> None:
+    """Each pool process keeps the memory it frees for its next task, unless the sizing says not to
+    (``config.memory``), and logs which."""
+    log = logging.getLogger(__name__)
+    if not sizing.worker_keeps_freed_memory():
+        log.info("Freed memory of process %s: given back (DEIDLOOP_WORKER_KEEP_FREED_MEMORY=0)", os.getpid())
+        return
+    refused = memory.keep_freed_memory()
+    if refused is None:
+        log.info("Freed memory of process %s: kept for its next task", os.getpid())
+    else:
+        log.info("Freed memory of process %s: given back (%s)", os.getpid(), refused)

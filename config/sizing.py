@@ -45,8 +45,9 @@ def worker_processes() -> int:
 def worker_idle_processes() -> int:
     """Pool processes a worker keeps when it has had no task for ``worker_idle_seconds``
     (``DEIDLOOP_WORKER_IDLE_PROCESSES``, default 0): a pool process that has trained and scored holds the
-    model, the features of what it scored and the libraries it imported (about 400 MiB on MEDDOCAN), which
-    only its end gives back; the next task starts a fresh one (about a second)."""
+    model, the features of what it scored, the libraries it imported and the memory of its largest task
+    (``worker_keeps_freed_memory``: about 900 MiB on MEDDOCAN), which only its end gives back; the next task
+    starts a fresh one (about a second)."""
     value = os.environ.get("DEIDLOOP_WORKER_IDLE_PROCESSES", "").strip()
     return min(max(0, int(value)), worker_processes()) if value else 0
 
@@ -76,6 +77,13 @@ def worker_blas_threads() -> int:
     crowd the same cores. With OpenBLAS's default, a thread per core, the CRF objective on 500 MEDDOCAN records
     took 1.6-1.8 times as long on two cores."""
     return _positive("DEIDLOOP_WORKER_BLAS_THREADS", 1)
+
+
+def worker_keeps_freed_memory() -> bool:
+    """Whether a worker's pool processes keep the memory they free for their next task
+    (``DEIDLOOP_WORKER_KEEP_FREED_MEMORY``, default 1; 0 gives it back after each), instead of having its pages
+    faulted in and zeroed again by every retrain (``config.memory``)."""
+    return os.environ.get("DEIDLOOP_WORKER_KEEP_FREED_MEMORY", "1").strip() not in ("0", "false", "no")
 
 
 #: Besides its request threads, a web process reaches the database from Channels' thread pool (websocket

@@ -1,0 +1,60 @@
+"""A worker process told to keep the memory it frees (config.memory) reuses its pages for the next task: a large
+array freed leaves its pages with the process, where by default they go back to the system."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config import sizing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# In a process of its own: malloc's settings cannot be undone. It frees a 256 MiB array it wrote to, and says how
+# much of it the process still holds.
+PROGRAM = """
+import json, sys
+import numpy as np
+from config.memory import keep_freed_memory
+
+def resident():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+refused = keep_freed_memory() if sys.argv[1] == "keep" else "not asked"
+size = 256 * 2**20
+before = resident()
+block = np.ones(size, dtype=np.uint8)
+del block
+kept = resident() - before
+print(json.dumps({"refused": refused, "kept": kept / size}))
+"""
+
+
+def run(mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROGRAM, mode], cwd=ROOT, capture_output=True, text=True,
+                          check=True, timeout=60)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_a_process_that_keeps_freed_memory_holds_the_pages_of_a_freed_array_and_by_default_gives_them_back():
+    kept, default = run("keep"), run("default")
+    if kept["refused"] == "the C library is not glibc":
+        pytest.skip(kept["refused"])
+    assert kept["refused"] is None
+    assert kept["kept"] > 0.9, kept  # the freed array's pages stay with the process
+    assert default["kept"] < 0.1, default  # unmapped when freed
+
+
+def test_pool_processes_keep_freed_memory_unless_the_sizing_says_not(monkeypatch):
+    monkeypatch.delenv("DEIDLOOP_WORKER_KEEP_FREED_MEMORY", raising=False)
+    assert sizing.worker_keeps_freed_memory()
+    for off in ("0", "false", "no"):
+        monkeypatch.setenv("DEIDLOOP_WORKER_KEEP_FREED_MEMORY", off)
+        assert not sizing.worker_keeps_freed_memory()
+    monkeypatch.setenv("DEIDLOOP_WORKER_KEEP_FREED_MEMORY", "1")
+    assert sizing.worker_keeps_freed_memory()
