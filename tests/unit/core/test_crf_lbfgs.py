@@ -138,7 +138,7 @@ def test_the_objective_on_several_threads_is_the_same_to_the_last_bit(dtype):
     one = Objective(data, c2=0.05, dtype=dtype)
     three = Objective(data, c2=0.05, dtype=dtype, threads=3)
     try:
-        assert len(three._blocks) == 3 and len(three._blocks_t) == 3
+        assert len(three._blocks) == 3 and len(three._columns) == 3
         value, grad = one(w)
         threaded_value, threaded_grad = three(w)
     finally:
