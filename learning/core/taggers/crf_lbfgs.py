@@ -275,14 +275,22 @@ class Objective:
         return grad
 
 
+def _balanced_cuts(entries: np.ndarray, n: int) -> list[int]:
+    """Where to cut consecutive rows (or columns) into ``n`` runs holding about as many entries each, from
+    ``entries``, the entries before each of them and after the last (``indptr``'s form); one run when there
+    are fewer than two of them for each."""
+    size = entries.shape[0] - 1
+    if n <= 1 or size < 2 * n:
+        return [0, size]
+    cuts = np.searchsorted(entries, np.linspace(0, entries[-1], n + 1)[1:-1])
+    return [0, *np.unique(np.clip(cuts, 1, size - 1)).tolist(), size]
+
+
 def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive rows holding about as many entries each:
     views of its index arrays (nothing sorted, summed or copied but the values)."""
     values = matrix.data.astype(dtype, copy=False)
-    bounds = [0, matrix.shape[0]]
-    if n > 1 and matrix.shape[0] >= 2 * n:
-        cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, n + 1)[1:-1])
-        bounds = [0, *np.unique(np.clip(cuts, 1, matrix.shape[0] - 1)).tolist(), matrix.shape[0]]
+    bounds = _balanced_cuts(matrix.indptr, n)
     blocks = []
     for a, b in zip(bounds, bounds[1:]):
         first, last = int(matrix.indptr[a]), int(matrix.indptr[b])
@@ -295,16 +303,14 @@ def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matri
 
 def _column_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive columns holding about as many entries each
-    (the matrix itself, its values in ``dtype``, when ``n`` is 1)."""
-    values = matrix.data.astype(dtype, copy=False)
-    whole = sp.csr_matrix((values, matrix.indices, matrix.indptr), shape=matrix.shape, copy=False)
+    (copies of its entries in those columns; the matrix itself, its values in ``dtype``, when one block)."""
+    whole = sp.csr_matrix((matrix.data.astype(dtype, copy=False), matrix.indices, matrix.indptr),
+                          shape=matrix.shape, copy=False)
     whole.has_sorted_indices = matrix.has_sorted_indices
-    if n <= 1 or matrix.shape[1] < 2 * n:
+    if n <= 1:
         return [whole]
-    entries = np.cumsum(np.bincount(matrix.indices, minlength=matrix.shape[1]))
-    cuts = np.searchsorted(entries, np.linspace(0, matrix.nnz, n + 1)[1:-1])
-    bounds = [0, *np.unique(np.clip(cuts, 1, matrix.shape[1] - 1)).tolist(), matrix.shape[1]]
-    return [whole[:, a:b] for a, b in zip(bounds, bounds[1:])]
+    bounds = _balanced_cuts(np.concatenate([[0], np.cumsum(np.bincount(matrix.indices, minlength=matrix.shape[1]))]), n)
+    return [whole] if len(bounds) == 2 else [whole[:, a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def fit_weights(
