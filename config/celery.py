@@ -41,12 +41,9 @@ def _one_blas_thread(**kwargs) -> None:
 def _keep_freed_memory(**kwargs) -> None:
     """Each pool process keeps the memory it frees for its next task, unless the sizing says not to
     (``config.memory``), and logs which."""
-    log = logging.getLogger(__name__)
-    if not sizing.worker_keeps_freed_memory():
-        log.info("Freed memory of process %s: given back (DEIDLOOP_WORKER_KEEP_FREED_MEMORY=0)", os.getpid())
-        return
-    refused = memory.keep_freed_memory()
-    if refused is None:
-        log.info("Freed memory of process %s: kept for its next task", os.getpid())
+    if sizing.worker_keeps_freed_memory():
+        refused = memory.keep_freed_memory()
     else:
-        log.info("Freed memory of process %s: given back (%s)", os.getpid(), refused)
+        refused = "DEIDLOOP_WORKER_KEEP_FREED_MEMORY=0"
+    logging.getLogger(__name__).info("Freed memory of process %s: %s", os.getpid(),
+                                     "kept for its next task" if refused is None else f"given back ({refused})")

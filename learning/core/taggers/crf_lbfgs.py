@@ -304,12 +304,11 @@ def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matri
 def _column_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive columns holding about as many entries each
     (copies of its entries in those columns; the matrix itself, its values in ``dtype``, when one block)."""
-    whole = sp.csr_matrix((matrix.data.astype(dtype, copy=False), matrix.indices, matrix.indptr),
-                          shape=matrix.shape, copy=False)
-    whole.has_sorted_indices = matrix.has_sorted_indices
+    whole = _row_blocks(matrix, 1, dtype)[0]
     if n <= 1:
         return [whole]
-    bounds = _balanced_cuts(np.concatenate([[0], np.cumsum(np.bincount(matrix.indices, minlength=matrix.shape[1]))]), n)
+    per_column = np.bincount(matrix.indices, minlength=matrix.shape[1])
+    bounds = _balanced_cuts(np.concatenate([[0], np.cumsum(per_column)]), n)
     return [whole] if len(bounds) == 2 else [whole[:, a:b] for a, b in zip(bounds, bounds[1:])]
 
 
