@@ -39,7 +39,9 @@ workers. Both are reported (warm: the median of the warm runs), with the median 
 worker count, and how each retrain fitted its CRF (``fits``: "warm", continuing from the current model, or
 "cold", crfsuite from zero; the in-process warm-up is cold) and how many passes over the gold a warm fit made
 (``fit_evaluations``: the objective's value, one per trial step; ``fit_gradients``: how many of them went on to
-the gradient, one per step kept but the last).
+the gradient, one per step kept but the last), and from how many curvature steps of the fit before it a warm fit
+started (``fit_carried_steps``: none when the process that fitted the current model is not the one that
+continues it).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
@@ -292,6 +294,7 @@ class Loop:
             "fit": (job.result or {}).get("fit", {}).get("kind"),
             "evaluations": (job.result or {}).get("fit", {}).get("evaluations"),
             "gradients": (job.result or {}).get("fit", {}).get("gradients"),
+            "carried_steps": (job.result or {}).get("fit", {}).get("carried_steps"),
             "artifact": job.artifact,
             "trained_on": (job.result or {}).get("trained_on"),
             "scored_on": (job.result or {}).get("scored_on"),
@@ -314,6 +317,7 @@ def summarise(runs: list[dict]) -> dict:
         "fits": [run["fit"] for run in runs],
         "fit_evaluations": [run["evaluations"] for run in runs],
         "fit_gradients": [run["gradients"] for run in runs],
+        "fit_carried_steps": [run["carried_steps"] for run in runs],
         "queue_seconds": stage("queue_seconds"),
         "train_seconds": stage("train_seconds"),
         "scoring_seconds": stage("scoring_seconds"),

@@ -135,6 +135,9 @@ def _refit(tagger: Any, tagger_factory: Callable[[], Any], docs: Sequence[Docume
     due = getattr(tagger, "cold_fit_due", None)
     if not getattr(tagger, "warm_start", False) or (due is not None and due(len(docs))):
         return tagger_factory().fit(docs)
+    copy_to_continue = getattr(tagger, "copy_to_continue", None)
+    if copy_to_continue is not None:  # as the process that fitted it continues it, with all it keeps there
+        return copy_to_continue().fit(docs)
     following = copy.copy(tagger)
     following.feature_cache = tagger.feature_cache  # a copy drops the process cache with the pickled state
     return following.fit(docs)

@@ -139,7 +139,7 @@ def test_a_cold_fit_due_is_fitted_beside_the_loop_and_the_next_retrain_continues
     assert fit["gradients"] == fit["iterations"]  # at the start and at each step kept but the last
     first_fit = RetrainJob.objects.get(model_version=first).result["fit"]
     assert first_fit["cold_fit_due"] is False  # crfsuite's own fit: its passes are not counted
-    assert first_fit["evaluations"] is None and first_fit["gradients"] is None
+    assert first_fit["evaluations"] is None and first_fit["gradients"] is None and first_fit["carried_steps"] is None
 
     base = cold_refit.fit_base(project.pk)
     assert model_store.base_models(project.pk) == [base]

@@ -26,7 +26,9 @@ from learning.core.lexicon import GoldLexicon, token_spans
 from learning.core.marginals import forward_backward_time_major, length_batches
 from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags, training_threads
-from learning.core.taggers.crf_lbfgs import CRFWeights, fit_weights, label_ids_of_runs, training_set, warm_start
+from learning.core.taggers.crf_lbfgs import (
+    CRFWeights, Curvature, fit_weights, label_ids_of_runs, training_set, warm_start,
+)
 from corpus.text import Token
 from corpus.types import Document, Span
 
@@ -64,7 +66,11 @@ class CRFTagger(BaseTagger):
     which is what a retrain waits for). Three warm iterations a batch: after 20 batches of 5 on 400 MEDDOCAN
     train records, entity F1 on dev 0.9581 against 0.9593 for a cold fit on the same records, in 4 passes
     over them a fit (median 3.2 s); four iterations 0.9586 in 5 passes (4.5 s); earlier, four iterations
-    reached the cold fit's objective (3094 against 3096), and five went lower (3050) for no gain in F1.
+    reached the cold fit's objective (3094 against 3096), and five went lower (3050) for no gain in F1. A warm
+    fit that follows another in the same process starts from the curvature that one learnt (its L-BFGS steps,
+    :class:`~learning.core.taggers.crf_lbfgs.Curvature`, kept in the process, not saved) and takes one iteration
+    fewer: on the same 20 batches, F1 0.9590 and 0.9610 in two runs, against 0.9572 and 0.9580 for three
+    iterations without it, in 3 passes a fit instead of 4-5.
 
     Fitted attributes: ``labels_`` (BIO labels, 'O' first, only labels seen in training), ``crf_`` (the
     sklearn-crfsuite model of a fit from zero, None after a warm fit; only the ``*_reference`` methods use it),
@@ -205,7 +211,17 @@ class CRFTagger(BaseTagger):
     def _warm_iterations(self, n_documents: int) -> int:
         previous = getattr(self, "fitted_documents_", getattr(self, "cold_documents_", 0))
         burst = n_documents > previous * (1.0 + self.refit_growth)
-        return self.warm_iterations * (4 if burst else 1)
+        if burst:
+            return 4 * self.warm_iterations
+        return max(1, self.warm_iterations - (getattr(self, "_curvature", None) is not None))
+
+    def _carried_curvature(self, vocabulary) -> Curvature | None:
+        """The curvature the last warm fit learnt, when it was made here, on the features of ``vocabulary``
+        (the vocabulary ids that name its features are this process's); else None, and forgotten."""
+        kept = getattr(self, "_curvature", None)
+        if kept is not None and kept[0] is not vocabulary:
+            self._curvature = kept = None
+        return None if kept is None else kept[1]
 
     def _fit_warm(self, feats: list[DocumentFeatures], runs: list[list[tuple[int, int, str]]]) -> None:
         """Continue from the current weights on the documents of ``feats``, their gold spans as token ``runs``
@@ -214,13 +230,15 @@ class CRFTagger(BaseTagger):
             raise ValueError("cannot fit a CRF on documents without tokens")
         labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, self.labels_)
         data = training_set(feats, y, labels)
+        curvature = self._carried_curvature(feats[0].vocabulary)
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         # The rows of the current model by vocabulary id (kept when this process has scored with it, else
         # made by interning its attributes, far fewer than the training set's): no attribute looked up by name.
         rows = self._vocabulary_rows(self._extractor())[1]
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(feats)),
                               epsilon=self.epsilon, init=warm_start(data, previous, rows),
-                              step_scale=getattr(self, "step_scale_", None), threads=training_threads())
+                              step_scale=getattr(self, "step_scale_", None), curvature=curvature,
+                              threads=training_threads())
         self.crf_ = None
         self.attributes_ = weights.attributes
         self.labels_ = weights.labels
@@ -229,7 +247,9 @@ class CRFTagger(BaseTagger):
         self.fit_iterations_ = weights.iterations
         self.fit_evaluations_ = weights.evaluations
         self.fit_gradients_ = weights.gradients
+        self.fit_carried_steps_ = weights.carried_steps
         self.step_scale_ = weights.step_scale
+        self._curvature = (feats[0].vocabulary, weights.curvature)
         # Its rows by vocabulary id are known from the fit: scoring in this process starts without looking
         # the attributes up (see _prediction_tables).
         vocab = feats[0].vocabulary
@@ -259,7 +279,8 @@ class CRFTagger(BaseTagger):
         )
         crf.fit(xs, ys)
         # crfsuite does not say how often it evaluated
-        self.step_scale_ = self.fit_evaluations_ = self.fit_gradients_ = None
+        self.step_scale_ = self.fit_evaluations_ = self.fit_gradients_ = self.fit_carried_steps_ = None
+        self._curvature = None
         self._read_model(crf)
         self.fit_iterations_ = len(crf.training_log_.iterations) if crf.training_log_ else self.max_iterations
         self.crf_ = crf
@@ -356,6 +377,7 @@ class CRFTagger(BaseTagger):
         state = self.__dict__.copy()
         state["_vocab_rows"] = None
         state["feature_cache"] = None
+        state["_curvature"] = None
         if state.get("_crf") is not None:
             state["_crf_pickled"] = pickle.dumps(state.pop("_crf"), protocol=pickle.HIGHEST_PROTOCOL)
         return state

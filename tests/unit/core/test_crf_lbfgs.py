@@ -20,8 +20,9 @@ from learning.core.marginals import chain_forward, chain_statistics
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import (
-    CRFWeights, Objective, fit_weights, label_ids, label_ids_of_runs, owlqn, training_set, warm_start,
+    CRFWeights, Objective, carried_steps, fit_weights, label_ids, label_ids_of_runs, owlqn, training_set, warm_start,
 )
+from corpus.types import Document, Span
 
 from learning.core._compat.crfsuite import model_file_bytes
 
@@ -194,7 +195,7 @@ def test_owlqn_solves_a_lasso_exactly():
         r = a @ x - b
         return 0.5 * float(r @ r), a.T @ r
 
-    x, value, iterations, _ = owlqn(smooth, np.zeros(10), c1=1.0, max_iterations=500, epsilon=1e-14)
+    x, value, iterations, _, _ = owlqn(smooth, np.zeros(10), c1=1.0, max_iterations=500, epsilon=1e-14)
     # Optimality of the lasso: |gradient| <= c1 where x is zero, gradient = -c1 sign(x) elsewhere.
     grad = smooth(x)[1]
     assert np.all(np.abs(grad[x == 0]) <= 1.0 + 1e-5)
@@ -211,7 +212,7 @@ def test_a_warm_fit_given_the_last_fits_step_scale_needs_no_backtracking_to_star
 
     def evaluations(scale):
         objective = Objective(grown, 0.05, np.float64)
-        x, value, _, _ = owlqn(objective, warm_start(grown, first), c1=0.1, max_iterations=3, epsilon=0.0,
+        x, value, _, _, _ = owlqn(objective, warm_start(grown, first), c1=0.1, max_iterations=3, epsilon=0.0,
                                initial_scale=scale)
         return objective.calls, value
 
@@ -269,6 +270,80 @@ def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
         row_by_id[vocabulary_id] = row.get(attribute, len(first.attributes))
     assert row_by_id.shape[0] <= grown.vocabulary_ids.max()
     np.testing.assert_array_equal(warm_start(grown, first, row_by_id), init)
+
+
+def by_name(data, vector) -> dict:
+    """The entries of a vector over ``data``'s features, named: (attribute, label) and (label, label)."""
+    n_state, labels = data.feature_rows.shape[0], data.labels
+    named = {(data.attributes[r], labels[c]): vector[k]
+             for k, (r, c) in enumerate(zip(data.feature_rows.tolist(), data.feature_cols.tolist()))}
+    transitions = vector[n_state:].reshape(len(labels), len(labels))
+    named.update({("->", a, b): transitions[i, j] for i, a in enumerate(labels) for j, b in enumerate(labels)})
+    return named
+
+
+@pytest.mark.parametrize("change", ["a label comes in before the earlier ones", "a label of the earlier fit is gone"])
+def test_an_earlier_fits_curvature_is_laid_out_on_the_features_of_other_documents(change):
+    cache, scope = FeatureCache(), f"curvature {change}"
+    docs = synthetic_docs(8, seed=5)
+    age = Document("Edad: 54 años. Nombre: Pedro", [Span(6, 8, "AGE")], name="age")
+    first_docs, later_docs = (docs, docs + synthetic_docs(3, seed=6) + [age]) if change.startswith("a label comes") \
+        else (docs + [age], docs[:6] + synthetic_docs(3, seed=6))
+    data = problem(first_docs, cache, scope)
+    first = fit_weights(data, c1=0.1, c2=0.05, max_iterations=6, epsilon=0.0, dtype=np.float64)
+    assert len(first.curvature.steps) == 5  # a step from every point with a gradient: all but the last
+    # On the same documents, the very steps.
+    for (s, y, sy), (s_first, y_first) in zip(carried_steps(data, first.curvature), first.curvature.steps,
+                                              strict=True):
+        np.testing.assert_array_equal(s, s_first)
+        np.testing.assert_array_equal(y, y_first)
+        assert sy == pytest.approx(float(s_first @ y_first)) and sy > 0
+    # On other documents, each feature takes the entries of the same attribute and label; the new ones none.
+    later = problem(later_docs, cache, scope)
+    carried = carried_steps(later, first.curvature)
+    assert len(carried) == len(first.curvature.steps)
+    labels_gone = set(data.labels) - set(later.labels)
+    assert labels_gone == ({"B-AGE"} if "gone" in change else set())
+    with_age = later if "comes" in change else data
+    assert with_age.labels.index("B-AGE") < with_age.labels.index("B-DATE")
+    for (s, y, sy), (s_first, y_first) in zip(carried, first.curvature.steps):
+        for vector, earlier in ((s, s_first), (y, y_first)):
+            before = by_name(data, earlier)
+            assert by_name(later, vector) == {name: before.get(name, 0.0) for name in by_name(later, vector)}
+        assert sy == pytest.approx(float(s @ y))
+    laid, before = by_name(later, carried[0][0]), by_name(data, first.curvature.steps[0][0])
+    assert any(name[0] != "->" for name in set(laid) - set(before))  # new features, zero above
+
+
+def test_a_warm_fit_starts_from_the_curvature_the_last_one_learnt_in_its_process():
+    cache = FeatureCache()
+    docs = synthetic_docs(40, seed=11)
+    tagger = CRFTagger(max_iterations=20, feature_cache=cache, warm_start=True).fit(docs[:30])
+    assert getattr(tagger, "_curvature", None) is None  # crfsuite's fit: none
+    tagger.fit(docs[:33])
+    assert tagger.fit_iterations_ == tagger.warm_iterations and tagger._curvature is not None
+    assert tagger.fit_carried_steps_ == 0
+    learnt = tagger._curvature[1]
+    assert len(learnt.steps) == tagger.warm_iterations - 1
+    # In the same process the next fit continues from it, one iteration fewer, and adds its own steps.
+    following = tagger.copy_to_continue()
+    assert following._warm_iterations(36) == tagger.warm_iterations - 1
+    following.fit(docs[:36])
+    assert following.fit_iterations_ == tagger.warm_iterations - 1
+    assert following.fit_carried_steps_ == len(learnt.steps)
+    assert len(following._curvature[1].steps) == len(learnt.steps) + tagger.warm_iterations - 2
+    assert tagger._curvature[1] is learnt  # the model it continued from is as it was
+    # A tagger read back elsewhere (pickled) has none: the vocabulary ids that name its features are this
+    # process's. It fits as after a cold fit.
+    elsewhere = pickle.loads(pickle.dumps(tagger))
+    assert elsewhere._curvature is None
+    elsewhere.feature_cache = cache
+    assert elsewhere._warm_iterations(36) == tagger.warm_iterations
+    # Nor does a curvature learnt on another vocabulary (another project's features) carry.
+    other = tagger.copy_to_continue()
+    other._curvature = (object(), learnt)
+    assert other._carried_curvature(following.features(docs[:1])[0].vocabulary) is None
+    assert other._curvature is None
 
 
 def test_a_warm_fit_after_scoring_reads_the_models_rows_and_fits_the_same_weights():
@@ -336,8 +411,9 @@ def test_a_tiny_first_model_makes_only_the_burst_after_it_longer_not_every_later
         budgets.append(tagger._warm_iterations(n))
         tagger.fit(docs[:n])
     # 10 > 5 * 1.5 is a burst; after that each batch of 5 grows the documents by less than half of the
-    # previous fit's, although they are six times the cold fit's by the end (whose base is due meanwhile).
-    assert budgets == [4 * tagger.warm_iterations] + [tagger.warm_iterations] * 4
+    # previous fit's, although they are six times the cold fit's by the end (whose base is due meanwhile). Each
+    # of those continues from the curvature the warm fit before it learnt, so takes one iteration fewer.
+    assert budgets == [4 * tagger.warm_iterations] + [tagger.warm_iterations - 1] * 4
     assert tagger.cold_fit_due(30) and tagger.fitted_documents_ == 30 and tagger.cold_documents_ == 5
 
 
