@@ -210,14 +210,15 @@ def forward_backward_log(
 def chain_statistics(
     unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What training a CRF needs of B padded sequences (no start or end scores, as in crfsuite):
+    """What training a CRF needs of B padded sequences laid out time-major, ``unary`` (T, B, L) (no start or
+    end scores, as in crfsuite):
 
     ``(log_z, marginals, edges)``: the log partition function of each sequence (B,), the per-token marginals
-    (B, T, L) (zero on padding) and the pairwise marginals ``P(y_t = i, y_t+1 = j | x)`` summed over every
+    (T, B, L) (zero on padding) and the pairwise marginals ``P(y_t = i, y_t+1 = j | x)`` summed over every
     position of every sequence (L, L) — the expected transition counts.  Same scaled recursion as
-    :func:`forward_backward_batch`, with the normalisers kept for ``log_z``; sequences whose potentials are
-    too extreme for it are recomputed in log space.  Works in the precision of ``unary`` (float32 halves the
-    time; ``log_z`` is accumulated in float64 either way).
+    :func:`forward_backward_time_major`, with the normalisers kept for ``log_z``; sequences whose potentials
+    are too extreme for it are recomputed in log space.  Works in the precision of ``unary`` (float32 halves
+    the time; ``log_z`` is accumulated in float64 either way).
 
     It is :func:`chain_forward` then :func:`chain_backward`: a caller that may need ``log_z`` alone (a line
     search trying a step) runs the first half, and the second only when it needs the marginals.
@@ -229,7 +230,7 @@ def chain_statistics(
 class ChainForward:
     """The forward half of :func:`chain_statistics` on a batch of padded sequences: ``log_z`` per sequence, and
     what the backward half reads (the scaled potentials, forward vectors and their normalisers; None for an
-    empty batch)."""
+    empty batch). Arrays are time-major: (T, B, L) and (T, B)."""
 
     unary: np.ndarray
     lengths: np.ndarray
@@ -244,84 +245,96 @@ class ChainForward:
 
 
 def chain_forward(unary: np.ndarray, lengths: np.ndarray, transition: np.ndarray) -> ChainForward:
-    """The forward recursion of :func:`chain_statistics`: ``log_z`` of each sequence (recomputed in log space
-    where the scaled recursion fails), kept with what :func:`chain_backward` needs."""
-    unary = np.asarray(unary)
-    if unary.dtype != np.float32:
-        unary = unary.astype(np.float64)
+    """The forward recursion of :func:`chain_statistics` on ``unary`` (T, B, L): ``log_z`` of each sequence
+    (recomputed in log space where the scaled recursion fails), kept with what :func:`chain_backward` needs.
+
+    Each step is one (B, L) by (L, L) product on contiguous rows; row sums are products with a vector of ones
+    and divisions products with reciprocals, as in :func:`forward_backward_time_major`."""
+    unary = _as_float(unary)
     transition = np.asarray(transition, dtype=unary.dtype)
-    n_seq, n_pos, n_labels = unary.shape
+    n_pos, n_seq, n_labels = unary.shape
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
     if n_seq == 0 or n_pos == 0:
         return ChainForward(unary, lengths, transition, np.zeros(n_seq))
-    inside = np.arange(n_pos)[None, :] < lengths[:, None]
+    inside = np.arange(n_pos)[:, None] < lengths[None, :]  # (T, B)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        shift = unary.max(axis=2)  # (B, T)
-        u = np.exp(unary - shift[:, :, None])
+        # The first label's score as each row's shift, unless another lies too far above it (see
+        # forward_backward_time_major); the shifts come back in log_z.
+        shift = unary[:, :, 0].copy()
+        u = unary - shift[:, :, None]
+        if not u.max() <= _SHIFT_HEADROOM:
+            shift = unary.max(axis=2)
+            np.subtract(unary, shift[:, :, None], out=u)
+        np.exp(u, out=u)
         top = transition.max()
         trans_exp = np.exp(transition - top)
+        ones = np.ones(n_labels, dtype=u.dtype)
         alpha = np.empty_like(u)
-        norms = np.ones((n_seq, n_pos), dtype=unary.dtype)
-        a = u[:, 0, :]
-        norms[:, 0] = a.sum(axis=1)
-        a = a / norms[:, 0, None]
-        alpha[:, 0, :] = a
+        norms = np.empty((n_pos, n_seq), dtype=u.dtype)
+        np.matmul(u[0], ones, out=norms[0])
+        np.multiply(u[0], np.reciprocal(norms[0])[:, None], out=alpha[0])
         for t in range(1, n_pos):
-            nxt = (a @ trans_exp) * u[:, t, :]
-            norms[:, t] = nxt.sum(axis=1)
-            a = nxt / norms[:, t, None]
-            alpha[:, t, :] = a
-        log_z = np.where(inside, np.log(norms, dtype=np.float64) + shift + float(top), 0.0).sum(axis=1) - float(top)
+            a = alpha[t]
+            np.matmul(alpha[t - 1], trans_exp, out=a)
+            a *= u[t]
+            np.matmul(a, ones, out=norms[t])
+            a *= np.reciprocal(norms[t])[:, None]
+        steps = np.log(norms, dtype=np.float64) + shift + float(top)
+        log_z = np.where(inside, steps, 0.0).sum(axis=0) - float(top)
     bad = ~np.isfinite(log_z)
     for i in np.flatnonzero(bad).tolist():
-        log_z[i] = _log_z_log(unary[i, : int(lengths[i])].astype(np.float64), transition.astype(np.float64))
+        log_z[i] = _log_z_log(unary[: int(lengths[i]), i].astype(np.float64), transition.astype(np.float64))
     return ChainForward(unary, lengths, transition, log_z, inside, u, trans_exp, alpha, norms, bad)
 
 
 def chain_backward(forward: ChainForward) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rest of :func:`chain_statistics` from its forward half: ``(log_z, marginals, edges)``, sequences
-    whose scaled recursion failed recomputed in log space."""
+    whose scaled recursion failed recomputed in log space. It overwrites the forward half's arrays."""
     unary, lengths, transition, inside = forward.unary, forward.lengths, forward.transition, forward.inside
-    n_seq, n_pos, n_labels = unary.shape
+    n_pos, n_seq, n_labels = unary.shape
     log_z = forward.log_z
     if n_seq == 0 or n_pos == 0:
         return log_z, np.zeros_like(unary), np.zeros((n_labels, n_labels))
     u, trans_exp, alpha, norms = forward.u, forward.trans_exp, forward.alpha, forward.norms
+    ending = [[] for _ in range(n_pos)]
+    for i, n in enumerate(lengths.tolist()):
+        if n:
+            ending[n - 1].append(i)
+    ones = np.ones(n_labels, dtype=u.dtype)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        flat = np.full(n_labels, 1.0 / n_labels, dtype=u.dtype)
+        trans_exp_t = np.ascontiguousarray(trans_exp.T)
         beta = np.empty_like(u)
-        last = lengths - 1
-        flat = np.full(n_labels, 1.0 / n_labels, dtype=unary.dtype)
-        b = np.broadcast_to(flat, (n_seq, n_labels)).copy()
-        beta[:, n_pos - 1, :] = b
+        beta[n_pos - 1] = flat
+        scratch = np.empty((n_seq, n_labels), dtype=u.dtype)
         for t in range(n_pos - 2, -1, -1):
-            nb = (u[:, t + 1, :] * b) @ trans_exp.T
-            nb /= nb.sum(axis=1, keepdims=True)
-            restart = last == t
-            if restart.any():
-                nb[restart] = flat
-            beta[:, t, :] = nb
-            b = nb
+            b = beta[t]
+            np.multiply(u[t + 1], beta[t + 1], out=scratch)
+            np.matmul(scratch, trans_exp_t, out=b)
+            b *= np.reciprocal(b @ ones)[:, None]
+            if ending[t]:
+                b[ending[t]] = flat  # a sequence ends here: its backward vectors start again
+        post = alpha * beta
+        sums = (post.reshape(-1, n_labels) @ ones).reshape(n_pos, n_seq)
         # Pairwise marginals of (t, t+1): alpha_t(i) E(i, j) u_t+1(j) beta_t+1(j), normalised per position by
         # norm_t+1 * <alpha_t+1, beta_t+1>; summed over all positions at once as one product.
-        follows = inside[:, 1:]
-        scale = norms[:, 1:] * (alpha[:, 1:] * beta[:, 1:]).sum(axis=2)
-        left = alpha[:, :-1][follows] / scale[follows][:, None]
-        right = (u[:, 1:] * beta[:, 1:])[follows]
+        follows = inside[1:]
+        left = alpha[:-1][follows] * np.reciprocal(norms[1:][follows] * sums[1:][follows])[:, None]
+        right = np.multiply(u[1:], beta[1:], out=beta[1:])[follows]
         edges = ((left.T @ right) * trans_exp).astype(np.float64)
-        post = alpha * beta
-        post /= post.sum(axis=2, keepdims=True)
+        post *= np.reciprocal(sums)[:, :, None]
     post[~inside] = 0.0
-    bad = forward.bad | ~np.isfinite(post).all(axis=(1, 2))
+    bad = forward.bad | ~np.isfinite(post).all(axis=(0, 2))
     if bad.any() or not np.isfinite(edges).all():
         # Recompute the failed sequences exactly; the edge sums are recomputed whole (rare: extreme weights).
         log_z = log_z.copy()
         edges = np.zeros((n_labels, n_labels))
         for i in range(n_seq):
             n = int(lengths[i])
-            seq_log_z, seq_post, seq_edges = _statistics_log(unary[i, :n].astype(np.float64),
+            seq_log_z, seq_post, seq_edges = _statistics_log(unary[:n, i].astype(np.float64),
                                                              transition.astype(np.float64))
             if bad[i]:
-                log_z[i], post[i, :n] = seq_log_z, seq_post
+                log_z[i], post[:n, i] = seq_log_z, seq_post
             edges += seq_edges
     return log_z, post, edges
 

@@ -16,7 +16,7 @@ import pytest
 from corpus.bio import spans_to_bio
 from learning.core.features import FeatureCache
 from learning.core.lexicon import token_spans
-from learning.core.marginals import chain_forward, chain_statistics
+from learning.core.marginals import chain_backward, chain_forward, chain_statistics
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import (
@@ -47,20 +47,25 @@ def brute_force(unary: np.ndarray, transition: np.ndarray) -> tuple[float, np.nd
     return log_z, post, edges
 
 
+def time_major(unary: np.ndarray) -> np.ndarray:
+    """Sequences x positions x labels laid out as the chain statistics read them: positions x sequences."""
+    return np.ascontiguousarray(np.swapaxes(unary, 0, 1))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_chain_statistics_equal_enumeration_over_padded_batches(dtype):
     rng = np.random.default_rng(0)
     lengths = np.array([4, 1, 3, 2])
-    unary = rng.normal(0, 2, size=(4, 4, 3))
+    unary = rng.normal(0, 2, size=(4, 4, 3))  # sequence, position, label
     transition = rng.normal(0, 2, size=(3, 3))
-    log_z, post, edges = chain_statistics(unary.astype(dtype), lengths, transition)
+    log_z, post, edges = chain_statistics(time_major(unary).astype(dtype), lengths, transition)
     want_edges = np.zeros((3, 3))
     tolerance = 1e-9 if dtype == np.float64 else 2e-5
     for i, n in enumerate(lengths):
         z, p, e = brute_force(unary[i, :n], transition)
         assert log_z[i] == pytest.approx(z, rel=tolerance)
-        np.testing.assert_allclose(post[i, :n], p, atol=tolerance * 10)
-        assert not post[i, n:].any()
+        np.testing.assert_allclose(post[:n, i], p, atol=tolerance * 10)
+        assert not post[n:, i].any()
         want_edges += e
     np.testing.assert_allclose(edges, want_edges, atol=tolerance * 10)
 
@@ -69,12 +74,27 @@ def test_chain_statistics_survive_extreme_scores():
     rng = np.random.default_rng(1)
     unary = rng.normal(0, 1, size=(2, 3, 3))
     transition = np.array([[0.0, -2000.0, 5.0], [3.0, 0.0, -900.0], [1.0, 1.0, 0.0]])
-    log_z, post, edges = chain_statistics(unary, np.array([3, 3]), transition)
+    unary[1, 1] = [-500.0, 0.0, 1.0]  # far below the others, the first label is no shift to exponentiate by
+    log_z, post, edges = chain_statistics(time_major(unary), np.array([3, 3]), transition)
     for i in range(2):
         z, p, e = brute_force(unary[i], transition)
         assert log_z[i] == pytest.approx(z)
-        np.testing.assert_allclose(post[i], p, atol=1e-9)
+        np.testing.assert_allclose(post[:, i], p, atol=1e-9)
     assert np.isfinite(edges).all() and edges.sum() == pytest.approx(4.0)
+
+
+def test_scores_far_above_the_first_labels_are_scaled_by_their_rows_maximum_not_sent_to_log_space():
+    rng = np.random.default_rng(2)
+    unary = rng.normal(0, 1, size=(2, 4, 3))
+    unary[0, 2] = [-100.0, 0.0, 1.0]  # e^101 overflows float32
+    transition = rng.normal(0, 1, size=(3, 3))
+    forward = chain_forward(time_major(unary).astype(np.float32), np.array([4, 3]), transition)
+    assert not forward.bad.any()  # the scaled recursion held
+    log_z, post, _ = chain_backward(forward)
+    for i, n in enumerate([4, 3]):
+        z, p, _ = brute_force(unary[i, :n], transition)
+        assert log_z[i] == pytest.approx(z, rel=1e-5)
+        np.testing.assert_allclose(post[:n, i], p, atol=1e-5)
 
 
 def test_the_forward_half_alone_gives_log_z_even_where_the_scaled_recursion_underflows():
@@ -86,13 +106,13 @@ def test_the_forward_half_alone_gives_log_z_even_where_the_scaled_recursion_unde
     transition = np.array([[-5000.0, 0.0, -5000.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
     unary[1, 0] = [800.0, 0.0, 0.0]
     unary[1, 1, 1] = -3000.0
-    forward = chain_forward(unary, np.array([3, 3, 2]), transition)
-    log_z, post, _ = chain_statistics(unary, np.array([3, 3, 2]), transition)
+    forward = chain_forward(time_major(unary), np.array([3, 3, 2]), transition)
+    log_z, post, _ = chain_statistics(time_major(unary), np.array([3, 3, 2]), transition)
     assert forward.bad.tolist() == [False, True, False]
     for i, n in enumerate([3, 3, 2]):
         z, p, _ = brute_force(unary[i, :n], transition)
         assert forward.log_z[i] == pytest.approx(z) and log_z[i] == pytest.approx(z)
-        np.testing.assert_allclose(post[i, :n], p, atol=1e-9)
+        np.testing.assert_allclose(post[:n, i], p, atol=1e-9)
 
 
 def problem(docs, cache=None, scope=None):
