@@ -24,7 +24,8 @@ cores as worker processes, a poller takes a share of the cores from the processe
 batch it waits until the worker runs no task: annotators take minutes over a batch, by when the work that
 follows a publish (completing the suggestions of the new ranking's first records ahead of their hand-out) is
 over, so a retrain does not share the processors with the tail of the one before. From the job's timestamps come
-the wait in the queue (started − created), training (trained − started: fitting, staging) and scoring
+the wait in the queue (started − created), training (trained − started: fitting, staging; ``fit_seconds``, the
+fit alone, as the job's result gives it) and scoring
 (finished − trained: every shard and the model's evaluation, one chord, then publishing); tokens
 scored per second are the tokens of the scored records (counted once with ``corpus.text.tokenize``) over the
 scoring seconds. Another annotator, one with no open record, then asks for a record, which must be the new
@@ -283,6 +284,7 @@ class Loop:
         return {
             "seconds_to_new_ranking": elapsed,
             "queue_seconds": seconds(job.started_at, job.created_at),
+            "fit_seconds": (job.result or {}).get("train_seconds"),
             "train_seconds": seconds(job.trained_at, job.started_at),
             "scoring_seconds": scoring,
             "tokens_scored_per_second": scored_tokens / scoring if scoring else None,
@@ -320,6 +322,7 @@ def summarise(runs: list[dict]) -> dict:
         "fit_carried_steps": [run["carried_steps"] for run in runs],
         "queue_seconds": stage("queue_seconds"),
         "train_seconds": stage("train_seconds"),
+        "fit_seconds": stage("fit_seconds"),
         "scoring_seconds": stage("scoring_seconds"),
         "tokens_scored_per_second": stage("tokens_scored_per_second", 0),
         "seconds_to_new_ranking_runs": [rounded(run["seconds_to_new_ranking"]) for run in runs],
