@@ -84,9 +84,9 @@ class Curvature:
 class TrainingSet:
     """Training tokens in the form the objective needs, built once per fit."""
 
-    attributes: list[str]  # model attribute strings by column of ``matrix``
+    strings: Sequence[str]  # the extractor's attribute strings by vocabulary id (its own list)
     labels: list[str]
-    vocabulary_ids: np.ndarray  # the extractor's vocabulary id of each attribute
+    vocabulary_ids: np.ndarray  # the extractor's vocabulary id of each attribute (column of ``matrix``)
     feature_rows: np.ndarray  # the (attribute, label) pairs seen in training: the state features, by attribute (sorted)
     feature_cols: np.ndarray
     observed: np.ndarray  # their counts
@@ -97,6 +97,11 @@ class TrainingSet:
     @property
     def n_features(self) -> int:
         return int(self.feature_rows.shape[0]) + len(self.labels) ** 2
+
+    @property
+    def attributes(self) -> list[str]:
+        """The attribute strings by column of ``matrix`` (made when asked: a fit names only those it keeps)."""
+        return [self.strings[i] for i in self.vocabulary_ids.tolist()]
 
 
 def label_ids(tags: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
@@ -139,11 +144,10 @@ def training_set(feats: Sequence[DocumentFeatures], y: np.ndarray, labels: Seque
     present[indices] = True
     vocab_ids = np.flatnonzero(present)
     columns = (np.cumsum(present) - 1)[indices]
-    attributes = [strings[i] for i in vocab_ids.tolist()]
     n_tokens = indptr.shape[0] - 1
     # Binary: exact in float32, the objective's usual precision, which then reads the values without a copy.
     matrix = sp.csr_matrix((np.ones(columns.shape[0], dtype=np.float32), columns, indptr),
-                           shape=(n_tokens, len(attributes)))
+                           shape=(n_tokens, vocab_ids.shape[0]))
     y = np.asarray(y, dtype=np.int64)
     if y.shape != (n_tokens,):
         raise ValueError(f"{y.shape[0]} labels for {n_tokens} tokens")
@@ -167,11 +171,12 @@ def training_set(feats: Sequence[DocumentFeatures], y: np.ndarray, labels: Seque
     feature_cols = counts.indices.astype(np.int64)
     n_labels = len(labels)
     bigrams = np.zeros((n_labels, n_labels))
-    following = (np.concatenate([np.arange(s, s + n - 1) for s, n in zip(starts, lengths)]) if starts
-                 else np.zeros(0, int))
+    # Every token followed by one of its sentence: a sentence's positions but its last.
+    pairs = lengths_a - 1
+    following = np.arange(int(pairs.sum())) + np.repeat(starts_a - (np.cumsum(pairs) - pairs), pairs)
     np.add.at(bigrams, (y[following], y[following + 1]), 1.0)
     return TrainingSet(
-        attributes=attributes, labels=list(labels), vocabulary_ids=vocab_ids, feature_rows=feature_rows,
+        strings=strings, labels=list(labels), vocabulary_ids=vocab_ids, feature_rows=feature_rows,
         feature_cols=feature_cols,
         observed=counts.data, matrix=matrix,
         observed_transitions=bigrams, buckets=_buckets(starts_a, lengths_a),
@@ -250,7 +255,7 @@ class Objective:
 
     def unpack(self, w: np.ndarray, dtype: type = np.float64) -> tuple[np.ndarray, np.ndarray]:
         n_labels = len(self.data.labels)
-        state = np.zeros((len(self.data.attributes), n_labels), dtype=dtype)
+        state = np.zeros((self.data.matrix.shape[1], n_labels), dtype=dtype)
         state[self.data.feature_rows, self.data.feature_cols] = w[: self.n_state]
         return state, w[self.n_state :].reshape(n_labels, n_labels)
 
@@ -360,12 +365,19 @@ def fit_weights(
     n_labels = len(data.labels)
     kept = Curvature(keys=data.vocabulary_ids[data.feature_rows] * n_labels + data.feature_cols,
                      labels=data.labels, steps=[(s, y) for s, y, _ in steps])
-    state, transition = objective.unpack(w)
-    # Like crfsuite's model file, the model keeps only the attributes with a weight (L1 zeroes most).
-    used = np.flatnonzero(np.any(state != 0.0, axis=1))
-    return CRFWeights(attributes=[data.attributes[i] for i in used.tolist()], labels=data.labels,
-                      vocabulary_ids=data.vocabulary_ids[used],
-                      state=state[used], transition=transition.copy(), iterations=iterations, objective=value,
+    # Like crfsuite's model file, the model keeps only the attributes with a weight (L1 zeroes most): their
+    # rows, from the features with one, made without the whole attribute x label table.
+    n_state = objective.n_state
+    weighted = np.flatnonzero(w[:n_state])
+    rows = data.feature_rows[weighted]  # sorted, as the features are by attribute
+    used = rows[np.concatenate([[True], rows[1:] != rows[:-1]])] if rows.shape[0] else rows
+    state = np.zeros((used.shape[0], n_labels))
+    state[np.searchsorted(used, rows), data.feature_cols[weighted]] = w[weighted]
+    vocabulary_ids = data.vocabulary_ids[used]
+    return CRFWeights(attributes=[data.strings[i] for i in vocabulary_ids.tolist()], labels=data.labels,
+                      vocabulary_ids=vocabulary_ids, state=state,
+                      transition=w[n_state:].reshape(n_labels, n_labels).copy(), iterations=iterations,
+                      objective=value,
                       step_scale=scale, evaluations=objective.calls,
                       gradients=objective.gradients, carried_steps=len(carried), curvature=kept)
 
