@@ -338,7 +338,8 @@ class CRFTagger(BaseTagger):
         """A copy to fit further that shares this tagger's arrays, lists and lexicon: fitting assigns new ones
         and changes none in place, so this tagger stays as it was (a process may be scoring with it). It
         shares the rows of its attributes by vocabulary id too (never changed in place either), which the
-        warm start reads, but not the weight tables made from them."""
+        warm start reads, but not the weight tables made from them, and the curvature its fit learnt, which
+        the next fit starts from."""
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         cached = getattr(self, "_vocab_rows", None)
