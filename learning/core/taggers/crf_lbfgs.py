@@ -208,11 +208,9 @@ class Objective:
     the attributes' expected counts). A line search asks for the gradient only at the step it keeps, and a
     fit not at its last point. Calling the objective does both.
 
-    With ``threads`` > 1 the products are split among that many threads (numpy and scipy release the
-    interpreter lock in them); every sum is still taken in the same order, so the value and gradient are the
-    same as with one thread. The forward-backward stays on one: its steps are products too small to gain from
-    releasing the lock, and on MEDDOCAN two threads sharing its batches took 1.4-1.8 times as long as one.
-    Call :meth:`close` when done.
+    With ``threads`` > 1 the products are split by rows and the batches of sentences shared among that many
+    threads (numpy and scipy release the interpreter lock in them); every sum is still taken in the same
+    order, so the value and gradient are the same as with one thread. Call :meth:`close` when done.
     """
 
     def __init__(self, data: TrainingSet, c2: float, dtype: type = np.float32, threads: int = 1) -> None:
@@ -268,7 +266,7 @@ class Objective:
         data = self.data
         state, transition = self.unpack(w, self.dtype)
         unary = self._product(self._blocks, state)
-        forwards = [chain_forward(unary[positions], lengths, transition) for positions, _, lengths in data.buckets]
+        forwards = self._map(lambda bucket: chain_forward(unary[bucket[0]], bucket[2], transition), data.buckets)
         log_z = 0.0
         for forward in forwards:
             log_z += float(forward.log_z.sum())
@@ -285,10 +283,15 @@ class Objective:
         self.gradients += 1
         data = self.data
         expected = np.zeros_like(unary)
-        expected_transitions = np.zeros((len(data.labels), len(data.labels)))  # summed in float64
-        for (positions, inside, _), forward in zip(data.buckets, forwards):
+
+        def backward(bucket_and_forward) -> np.ndarray:
+            (positions, inside, _), forward = bucket_and_forward
             _, post, edges = chain_backward(forward)
-            expected[positions[inside]] = post[inside]
+            expected[positions[inside]] = post[inside]  # a batch's own tokens: no two threads write a row
+            return edges
+
+        expected_transitions = np.zeros((len(data.labels), len(data.labels)))  # summed in float64
+        for edges in self._map(backward, zip(data.buckets, forwards)):
             expected_transitions += edges
 
         def counts(k: int) -> np.ndarray:
