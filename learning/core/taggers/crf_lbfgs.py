@@ -555,8 +555,8 @@ def carried_steps(data: TrainingSet, curvature: Curvature) -> list[tuple[np.ndar
     # The earlier keys in this fit's numbering of the labels (its own labels come first, in its order).
     column = np.array([labels.index(lab) for lab in curvature.labels], dtype=np.int64)
     old_keys = (curvature.keys // n_old) * n_labels + column[curvature.keys % n_old]
-    # Sorted already unless a label came in before one of the earlier fit's (features are by attribute, then
-    # by label).
+    # Sorted already (features are by attribute, then by label, and the earlier labels keep their order here)
+    # unless one of the earlier fit's labels is gone from this one's: it is numbered after them.
     order = None if np.all(old_keys[1:] > old_keys[:-1]) else np.argsort(old_keys)
     sorted_keys = old_keys if order is None else old_keys[order]
     keys = data.vocabulary_ids[data.feature_rows] * n_labels + data.feature_cols
@@ -572,9 +572,8 @@ def carried_steps(data: TrainingSet, curvature: Curvature) -> list[tuple[np.ndar
         for old in (s_old, y_old):
             new = np.zeros(data.n_features)
             new[found] = old[source]
-            transitions = np.zeros((new_labels, new_labels))
-            transitions[pairs] = old[-n_old * n_old:].reshape(n_old, n_old)[np.ix_(old_in_new, old_in_new)]
-            new[n_state:] = transitions.ravel()
+            new[n_state:].reshape(new_labels, new_labels)[pairs] = (
+                old[-n_old * n_old:].reshape(n_old, n_old)[np.ix_(old_in_new, old_in_new)])
             laid.append(new)
         sy = float(laid[0] @ laid[1])
         if sy > 0:
