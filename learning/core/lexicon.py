@@ -12,8 +12,9 @@ I) and how often the string was PHI where it occurred (``sure`` ≥ 0.9, ``often
 
 A model fitted on documents whose own spans made the lexicon would learn that the attribute is always
 right. So each training document is matched *leaving itself out* (``exclude``): it sees the lexicon of
-the other documents, as a new record sees the lexicon of all the gold. The lexicon is rebuilt from the
-gold at every fit, so it grows with the annotations; it is kept on the model and holds PHI strings, as the
+the other documents, as a new record sees the lexicon of all the gold. The lexicon is made from the gold
+at every fit, so it grows with the annotations (:meth:`GoldLexicon.extended` makes it from the last one and
+the new documents, walking only those and the documents they change); it is kept on the model and holds PHI strings, as the
 model's word attributes already do.
 """
 from __future__ import annotations
@@ -57,6 +58,7 @@ class GoldLexicon:
         # Per gold document, every entry found in it as (first token, token after the last, entry), by first
         # token and shorter first: matching a gold document leaving itself out reads them instead of the tree.
         self._found: list[list[tuple[int, int, tuple[str, ...]]]] = []
+        self._forms: list[Sequence[str]] = []  # per gold document, its forms (for extended)
         # For forms given as ids (features.LowerForms): per id of their list of names, whether an entry starts
         # with that name; made for the list it was last asked with, and extended as the list grows.
         self._first_words: tuple[object, np.ndarray] | None = None
@@ -71,6 +73,7 @@ class GoldLexicon:
         state = self.__dict__.copy()
         state["_first_words"] = None  # refers to an extractor's list of forms, which stays in its process
         state["_judged"] = {}
+        state["_forms"] = []  # like _first_words; and only extending a lexicon reads them
         return state
 
     def _read(self, forms: Sequence[str]) -> tuple[list[int], Sequence[str]]:
@@ -98,53 +101,180 @@ class GoldLexicon:
         """A lexicon from gold documents, each given as its lower-cased token forms and its spans as
         (first token, token after the last, label)."""
         lexicon = cls(max_tokens)
-        forms_of: list[Sequence[str]] = []
         for forms, spans in documents:
-            own: dict[tuple[str, ...], Counter] = {}
-            for first, end, label in spans:
-                if 0 < end - first <= max_tokens:
-                    entry = tuple(forms[first:end])
-                    if _ALNUM.search(" ".join(entry)):
-                        counts = own.get(entry)
-                        if counts is None:
-                            counts = own[entry] = Counter()
-                        counts[label] += 1
-            for entry, counts in own.items():
-                total = lexicon.labels.get(entry)
-                if total is None:
-                    lexicon.labels[entry] = counts.copy()
-                else:
-                    for label, n in counts.items():
-                        total[label] += n
-                node = lexicon._tree
-                for word in entry:
-                    node = node.setdefault(word, {})
-                node[None] = entry
+            own = lexicon._own_entries(forms, spans)
+            lexicon._add(own)
             lexicon._own.append((own, Counter()))
-            forms_of.append(forms)
-        tree = lexicon._tree
-        for (_, seen), forms in zip(lexicon._own, forms_of):
-            starts, forms = lexicon._read(forms)
-            n_forms = len(forms)
-            found = []
-            for first in starts:
-                node, end = tree[forms[first]], first + 1
-                while node is not None:  # every entry that starts here, down the tree
-                    entry = node.get(None)
-                    if entry is not None:
-                        seen[entry] += 1
-                        found.append((first, end, entry))
-                    node = node.get(forms[end]) if end < n_forms else None
-                    end += 1
+            lexicon._forms.append(forms)
+        for (_, seen), forms in zip(lexicon._own, lexicon._forms):
+            found = lexicon._walk(forms, seen)
             lexicon.seen.update(seen)
             lexicon._found.append(found)
         return lexicon
+
+    def _own_entries(self, forms: Sequence[str],
+                     spans: Iterable[tuple[int, int, str]]) -> dict[tuple[str, ...], Counter]:
+        """A gold document's entries: the token sequence of each of its spans, with how often it has each label."""
+        own: dict[tuple[str, ...], Counter] = {}
+        for first, end, label in spans:
+            if 0 < end - first <= self.max_tokens:
+                entry = tuple(forms[first:end])
+                if _ALNUM.search(" ".join(entry)):
+                    counts = own.get(entry)
+                    if counts is None:
+                        counts = own[entry] = Counter()
+                    counts[label] += 1
+        return own
+
+    def _add(self, own: dict[tuple[str, ...], Counter], copied: set | None = None,
+             copied_nodes: set | None = None) -> None:
+        """Add a document's entries to the counts and the tree, in place; or, with ``copied`` (entries) and
+        ``copied_nodes`` (nodes of the tree, by ``id``), copying each entry's counts and each node not among
+        them before it changes (and adding it there), so that the lexicon they are shared with stays as it was
+        (:meth:`extended`)."""
+        labels = self.labels
+        for entry, counts in own.items():
+            total = labels.get(entry)
+            if total is None:
+                labels[entry] = counts.copy()
+                if copied is not None:
+                    copied.add(entry)
+            else:
+                if copied is not None and entry not in copied:
+                    total = labels[entry] = total.copy()
+                    copied.add(entry)
+                for label, n in counts.items():
+                    total[label] += n
+            node = self._tree
+            for word in entry:
+                child = node.get(word)
+                if child is None:
+                    child = node[word] = {}
+                    if copied_nodes is not None:
+                        copied_nodes.add(id(child))
+                elif copied_nodes is not None and id(child) not in copied_nodes:
+                    child = node[word] = dict(child)
+                    copied_nodes.add(id(child))
+                node = child
+            node[None] = entry
+
+    def _walk(self, forms: Sequence[str], seen: Counter) -> list[tuple[int, int, tuple[str, ...]]]:
+        """Every entry found in ``forms`` as (first token, token after the last, entry), by first token and
+        shorter first, each counted in ``seen``."""
+        tree = self._tree
+        starts, forms = self._read(forms)
+        n_forms = len(forms)
+        found = []
+        for first in starts:
+            node, end = tree[forms[first]], first + 1
+            while node is not None:  # every entry that starts here, down the tree
+                entry = node.get(None)
+                if entry is not None:
+                    seen[entry] += 1
+                    found.append((first, end, entry))
+                node = node.get(forms[end]) if end < n_forms else None
+                end += 1
+        return found
+
+    def extended(self, order: Sequence[int | None],
+                 added: Sequence[tuple[Sequence[str], Iterable[tuple[int, int, str]]] | None],
+                 ) -> tuple["GoldLexicon", set[int]]:
+        """The lexicon :meth:`from_gold` makes from this one's gold documents, each where ``order`` puts it
+        (``order[i]``: the index among this one's documents of the new lexicon's document ``i``), with the
+        documents of ``added`` where ``order`` says None (``added[i]``: forms and spans, as ``from_gold`` takes
+        them), and which of its documents may match otherwise than before (:meth:`attributes` with ``exclude``):
+        the added ones, and the earlier ones where an added entry is found or that hold an entry whose counts
+        changed. Every earlier document must be in ``order`` once (one gone or changed: make the lexicon anew).
+
+        Only the added documents, and the earlier ones that hold the first word of an entry new to the
+        lexicon, are walked; this lexicon is left as it was (what changes is copied), and needs its documents
+        (not :meth:`forget_documents`)."""
+        if len(getattr(self, "_forms", ())) != len(self._own) or sorted(i for i in order if i is not None) != list(
+                range(len(self._own))):
+            raise ValueError("every earlier document, once each, and the lexicon's documents not forgotten")
+        new = type(self)(self.max_tokens)
+        new.labels = dict(self.labels)
+        new._tree = dict(self._tree)
+        copied: set = set()
+        copied_nodes = {id(new._tree)}
+        owns = {}
+        for i, item in enumerate(added):
+            if order[i] is None:
+                owns[i] = new._own_entries(*item)
+                new._add(owns[i], copied, copied_nodes)
+        fresh: dict = {}  # the entries new to the lexicon, as a tree of their own
+        for entry in new.labels:
+            if entry not in self.labels:
+                node = fresh
+                for word in entry:
+                    node = node.setdefault(word, {})
+                node[None] = entry
+        firsts = _Words(set(fresh))
+        seen = Counter(self.seen)
+        touched = set(copied)  # the entries whose labels changed
+        own, found, forms_of, affected = [], [], [], set()
+        for i, earlier in enumerate(order):
+            if earlier is None:
+                forms = added[i][0]
+                own_seen = Counter()
+                here = new._walk(forms, own_seen)
+                seen.update(own_seen)
+                touched.update(own_seen)
+                own.append((owns[i], own_seen))
+                affected.add(i)
+            else:
+                forms = self._forms[earlier]
+                own_i, own_seen = self._own[earlier]
+                here = self._found[earlier]
+                if fresh and _found_in(forms, firsts.places(forms), fresh):
+                    again = Counter()
+                    walked = new._walk(forms, again)
+                    if walked != here:
+                        seen.update(again)
+                        seen.subtract(own_seen)
+                        touched.update(entry for entry in again if again[entry] != own_seen[entry])
+                        here, own_seen = walked, again
+                        affected.add(i)
+                own.append((own_i, own_seen))
+            found.append(here)
+            forms_of.append(forms)
+        new.seen = +seen  # no entry left at zero
+        new._own, new._found, new._forms = own, found, forms_of
+        # An earlier document matches otherwise where an entry it holds is judged otherwise from its place:
+        # without its own counts, which are the same before and after (it was not walked again).
+        differs: dict[tuple, bool] = {}
+        for i, here in enumerate(found):
+            if i in affected:
+                continue
+            own_i, own_seen = own[i]
+            for _, _, entry in here:
+                if entry not in touched:
+                    continue
+                mine = own_i.get(entry)
+                key = (entry, tuple(sorted(mine.items())) if mine else None, own_seen[entry])
+                other = differs.get(key)
+                if other is None:
+                    other = differs[key] = entry not in self.labels or (
+                        self._view(entry, mine, own_seen[entry]) != new._view(entry, mine, own_seen[entry]))
+                if other:
+                    affected.add(i)
+                    break
+        return new, affected
 
     def forget_documents(self) -> None:
         """Drop what each gold document added (only matching a training document needs it), so that a model
         keeps the entries and their counts alone."""
         self._own = []
         self._found = []
+        self._forms = []
+
+    def without_documents(self) -> "GoldLexicon":
+        """This lexicon without its documents (:meth:`forget_documents`), sharing its entries and counts, which
+        :meth:`extended` never changes; this one keeps its documents."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.forget_documents()
+        return copy
 
     def _entry(self, entry: tuple[str, ...], exclude: int | None) -> tuple[str, str] | None:
         """(label, reliability) of an entry, without the counts of gold document ``exclude``."""
@@ -154,14 +284,18 @@ class GoldLexicon:
             if hit is None:
                 hit = judged[entry] = self._judge(self.labels[entry], self.seen[entry])
             return hit
-        counts = self.labels[entry]
         own, own_seen = self._own[exclude]
-        mine = own.get(entry)
+        return self._view(entry, own.get(entry), own_seen[entry])
+
+    def _view(self, entry: tuple[str, ...], mine: Counter | None, mine_seen: int) -> tuple[str, str] | None:
+        """(label, reliability) of an entry without the counts of one gold document: ``mine`` by label (None
+        when it did not annotate it) and ``mine_seen``, the times it holds it; None when only it annotated it."""
+        counts = self.labels[entry]
         if mine:
             counts = {label: n - mine[label] for label, n in counts.items() if n > mine[label]}
             if not counts:
                 return None
-        return self._judge(counts, self.seen[entry] - own_seen[entry])
+        return self._judge(counts, self.seen[entry] - mine_seen)
 
     @staticmethod
     def _judge(counts: dict[str, int], seen: int) -> tuple[str, str]:
@@ -234,6 +368,42 @@ class GoldLexicon:
             for t in range(first + 1, end):
                 out[t] = _attributes(label, "I", reliability)
         return out
+
+
+class _Words:
+    """A few words, to find where a document's forms hold one: forms given as ids into a list of names are
+    read through a mask of that list's names (made once per list)."""
+
+    def __init__(self, words: set[str]) -> None:
+        self.words = words
+        self._mask: tuple[object, np.ndarray] | None = None
+
+    def places(self, forms: Sequence[str]) -> list[int]:
+        ids = getattr(forms, "ids", None)
+        if ids is None:
+            return [i for i, form in enumerate(forms) if form in self.words]
+        names = forms.names
+        if self._mask is None or self._mask[0] is not names or self._mask[1].shape[0] < len(names):
+            words = self.words
+            self._mask = (names, np.fromiter((name in words for name in names), dtype=bool, count=len(names)))
+        return np.flatnonzero(self._mask[1][ids]).tolist()
+
+
+def _found_in(forms: Sequence[str], places: list[int], tree: dict) -> bool:
+    """Whether an entry of ``tree`` starts at one of ``places`` of ``forms``."""
+    n_forms = len(forms)
+    for first in places:
+        node, end = tree[forms[first]], first + 1
+        while True:
+            if None in node:
+                return True
+            if end == n_forms:
+                break
+            node = node.get(forms[end])
+            if node is None:
+                break
+            end += 1
+    return False
 
 
 @lru_cache(maxsize=None)

@@ -43,7 +43,8 @@ class CRFTagger(BaseTagger):
 
     Parameters are crfsuite's L-BFGS settings (``c1`` L1, ``c2`` L2, ``max_iterations``, ``epsilon``,
     ``all_possible_transitions``), ``gold_lexicon`` (:mod:`learning.core.lexicon`: strings annotated as PHI in
-    the training documents marked wherever they occur, a lexicon made again at every fit and kept as
+    the training documents marked wherever they occur, a lexicon made again at every fit — extended with the
+    new documents when the last fit in this process marked the others (:class:`MarkedGold`) — and kept as
     ``lexicon_``), the project's ``gazetteers`` (name -> entries), the ``vocabulary_scope`` of its features
     (the live loop's project: its documents' vocabulary is kept apart and shared between processes, see
     :class:`~learning.core.features.FeatureCache`) and the ``feature_cache`` shared by every tagger of the
@@ -162,11 +163,22 @@ class CRFTagger(BaseTagger):
         """The training documents' features, with ``gold_lexicon`` the lexicon of the gold documents' spans,
         each document marked by the lexicon of the others, and each document's spans as runs of its tokens
         (:func:`~learning.core.lexicon.token_spans`). Machine-labelled documents (``meta["silver"]``, from
-        self-training) are marked but add nothing to the lexicon."""
+        self-training) are marked but add nothing to the lexicon.
+
+        Gold documents that the fit before this one, in this process, marked too (same text, same spans) keep
+        their marks unless the new documents change them (:class:`MarkedGold`): the lexicon is extended with
+        the new documents only, and only the documents it now matches otherwise are marked again."""
         feats = self._cached_features(docs, keep=True)
-        runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
         if not self.gold_lexicon:
-            return feats, None, runs
+            return feats, None, [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
+        if not any(doc.meta.get("silver") for doc in docs):
+            kept = getattr(self, "_marked", None)
+            marked = kept.extended(docs, feats) if kept is not None else None
+            if marked is None:
+                marked = MarkedGold.made(docs, feats)
+            self._marked = marked
+            return list(marked.features), marked.lexicon.without_documents(), list(marked.runs)
+        runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
         forms = [f.lower for f in feats]
         gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
         lexicon = GoldLexicon.from_gold((forms[i], runs[i]) for i in gold)
@@ -379,6 +391,7 @@ class CRFTagger(BaseTagger):
         state["_vocab_rows"] = None
         state["feature_cache"] = None
         state["_curvature"] = None
+        state["_marked"] = None
         if state.get("_crf") is not None:
             state["_crf_pickled"] = pickle.dumps(state.pop("_crf"), protocol=pickle.HIGHEST_PROTOCOL)
         return state
@@ -529,6 +542,60 @@ class CRFTagger(BaseTagger):
 
     def predict(self, docs: Sequence[Document]) -> list[list[Span]]:
         return [bio_to_spans(tokens, tags) for tokens, tags in zip(self.tokens(docs), self.predict_tags(docs))]
+
+
+class MarkedGold:
+    """Gold documents marked by the gold lexicon, each by the lexicon of the others, as a fit made them: the
+    lexicon (with its documents), and per document its key (text and spans), marks, marked features and spans
+    as runs of tokens. Kept in the process that made it, on the tagger it fitted (not saved: its features'
+    attribute ids are that process's), so that the next fit on grown gold marks only what the new documents
+    change. Never changed once made: a tagger continued from (``copy_to_continue``) shares it."""
+
+    __slots__ = ("vocabulary", "lexicon", "index", "marks", "features", "runs")
+
+    def __init__(self, vocabulary, lexicon: GoldLexicon, keys: list, marks: list[dict],
+                 features: list[DocumentFeatures], runs: list[list[tuple[int, int, str]]]) -> None:
+        self.vocabulary, self.lexicon = vocabulary, lexicon
+        self.index = {key: i for i, key in enumerate(keys)}
+        self.marks, self.features, self.runs = marks, features, runs
+
+    @staticmethod
+    def key(doc: Document) -> tuple[str, tuple[Span, ...]]:
+        return doc.text, tuple(doc.spans)
+
+    @classmethod
+    def made(cls, docs: Sequence[Document], feats: Sequence[DocumentFeatures]) -> "MarkedGold":
+        """Gold documents marked from scratch."""
+        runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
+        lexicon = GoldLexicon.from_gold((f.lower, r) for f, r in zip(feats, runs))
+        marks = [lexicon.attributes(f.lower, exclude=i) for i, f in enumerate(feats)]
+        return cls(feats[0].vocabulary if feats else None, lexicon, [cls.key(doc) for doc in docs], marks,
+                   [f.with_attributes(m) for f, m in zip(feats, marks)], runs)
+
+    def extended(self, docs: Sequence[Document], feats: Sequence[DocumentFeatures]) -> "MarkedGold | None":
+        """``docs`` (their cached features ``feats``) marked, when they hold every document marked here,
+        unchanged, each once, and their features are of the same vocabulary; else None (mark them anew). The
+        same marks as :meth:`made` gives, made from the new documents and those they change."""
+        if not feats or feats[0].vocabulary is not self.vocabulary:
+            return None
+        keys = [self.key(doc) for doc in docs]
+        order = [self.index.get(key) for key in keys]
+        earlier = [k for k in order if k is not None]
+        new_keys = [key for key, k in zip(keys, order) if k is None]
+        if (len(earlier) != len(self.index) or len(set(earlier)) != len(earlier)
+                or len(set(new_keys)) != len(new_keys)):
+            return None
+        runs = [self.runs[k] if k is not None else token_spans(f.tokens, doc.spans)
+                for k, doc, f in zip(order, docs, feats)]
+        added = [None if k is not None else (f.lower, r) for k, f, r in zip(order, feats, runs)]
+        lexicon, affected = self.lexicon.extended(order, added)
+        marks = [self.marks[k] if k is not None else None for k in order]
+        marked = [self.features[k] if k is not None else None for k in order]
+        for i in affected:
+            now = lexicon.attributes(feats[i].lower, exclude=i)
+            if order[i] is None or now != marks[i]:
+                marks[i], marked[i] = now, feats[i].with_attributes(now)
+        return MarkedGold(self.vocabulary, lexicon, keys, marks, marked, runs)
 
 
 def _marked_attributes(feats: Sequence[DocumentFeatures], marks: Sequence[Mapping[int, Sequence[str]]],

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 
 from corpus.text import tokenize
@@ -176,3 +178,90 @@ def test_machine_labelled_documents_are_marked_but_add_nothing_to_the_lexicon():
     marked = tagger._training_features(gold + [silver])[0][-1]
     assert [marked.tokens[t].text for t in range(marked.n_tokens)
             if "lx:INSTITUCION:B" in marked.token_attributes(t)] == ["Medtronic"]
+
+
+def test_an_extended_lexicon_is_the_lexicon_made_from_all_its_documents_and_names_the_ones_it_changes():
+    earlier = GOLD + [
+        doc("Visto en el Hospital Clínico por su hermano.", ("hermano", "FAMILIARES")),
+        doc("Cita en el Hospital Clínico de Madrid.", ("Madrid", "TERRITORIO")),
+    ]
+    more = [
+        # A new entry whose words are in earlier documents; one ("madre") annotated again.
+        doc("Ingresa en el Hospital Clínico con su madre.", ("Hospital Clínico", "HOSPITAL"), ("madre", "FAMILIARES")),
+        doc("Dispositivo de Medtronic, Madrid.", ("Medtronic", "INSTITUCION")),
+    ]
+    lexicon, forms = lexicon_of(earlier)
+    before = [lexicon.attributes(f, exclude=i) for i, f in enumerate(forms)]
+    labels, seen = {e: c.copy() for e, c in lexicon.labels.items()}, lexicon.seen.copy()
+    # The new lexicon's documents: the earlier ones in another order, the new ones among them.
+    docs = [earlier[3], more[0], earlier[0], earlier[4], earlier[2], more[1], earlier[1]]
+    order = [3, None, 0, 4, 2, None, 1]
+    new_forms = [lower(d.text) for d in docs]
+    added = [None if k is not None else (f, token_spans(tokenize(d.text), d.spans))
+             for k, f, d in zip(order, new_forms, docs)]
+    extended, affected = lexicon.extended(order, added)
+    whole, _ = lexicon_of(docs)
+    assert extended.labels == whole.labels and extended.seen == whole.seen
+    assert extended.seen[("hospital", "clínico")] == 3  # found in the earlier documents, which were walked again
+    for i, f in enumerate(new_forms):
+        assert extended.attributes(f, exclude=i) == whole.attributes(f, exclude=i)
+        if i not in affected:
+            assert extended.attributes(f, exclude=i) == before[order[i]]
+    assert {1, 5} <= affected  # the new documents
+    assert {0, 3} <= affected  # they hold the new entry "hospital clínico"
+    text = lower("Remitida al Hospital Clínico por Medtronic.")
+    assert extended.matches(text) == whole.matches(text) != lexicon.matches(text)
+    # The lexicon it was extended from is as it was.
+    assert lexicon.labels == labels and lexicon.seen == seen
+    assert [lexicon.attributes(f, exclude=i) for i, f in enumerate(forms)] == before
+    # A lexicon without its documents cannot be extended; one that would lose a document neither.
+    for bad in (lambda: lexicon.without_documents().extended(order, added),
+                lambda: lexicon.extended([0, 1, 2, 3], [None] * 4)):
+        try:
+            bad()
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("extended a lexicon it cannot")
+    assert lexicon.without_documents().matches(text) == lexicon.matches(text)
+
+
+def test_a_fit_marks_only_the_gold_that_new_documents_change_and_marks_it_as_from_scratch():
+    rng = np.random.default_rng(1)
+    makers = ["Boston Scientific", "Medtronic", "Abbott Vascular", "Alcon Cusí", "Hospital La Paz"]
+    gold = []
+    for k in range(26):
+        maker = makers[k % len(makers)]
+        if k < 20:
+            text = f"Nota {k}. Implante de {maker} en Madrid. Dosis {rng.integers(1, 9)} mg."
+            marked = [(maker, "INSTITUCION")]
+        else:  # "Hospital La Paz", annotated every time so far, comes back unannotated
+            text = f"Nota {k}. Visita al Hospital La Paz en Madrid. Dosis {rng.integers(1, 9)} mg."
+            marked = []
+        gold.append(doc(text, *marked, *([("Madrid", "TERRITORIO")] if k % 3 == 0 else [])))
+    cache = FeatureCache()
+    tagger = CRFTagger(max_iterations=5, feature_cache=cache)
+
+    def from_scratch(docs):
+        return CRFTagger(feature_cache=cache)._training_features(docs)
+
+    def same(got, expected):
+        assert got[2] == expected[2]
+        assert got[1].labels == expected[1].labels and got[1].seen == expected[1].seen and not got[1]._own
+        for f, g in zip(got[0], expected[0]):
+            assert np.array_equal(f.indices, g.indices) and np.array_equal(f.indptr, g.indptr)
+
+    first = tagger._training_features(gold[:20])
+    same(first, from_scratch(gold[:20]))
+    grown = gold[20:24] + gold[:20][::-1] + gold[24:26]
+    again = tagger._training_features(grown)
+    same(again, from_scratch(grown))
+    # Gold that was marked before keeps its marked features, unless the new documents changed its marks.
+    before = first[0][::-1]
+    kept = [f is g for f, g in zip(again[0][4:24], before)]
+    assert all(k or not np.array_equal(f.indices, g.indices) for k, f, g in zip(kept, again[0][4:24], before))
+    assert 0 < sum(kept) < 20  # and some were changed: "Hospital La Paz" is no longer "sure"
+    # Another process's copy has none of it; gold whose spans changed is marked anew, as from scratch.
+    assert pickle.loads(pickle.dumps(tagger))._marked is None
+    edited = [Document(grown[0].text, ())] + grown[1:]
+    same(tagger._training_features(edited), from_scratch(edited))
