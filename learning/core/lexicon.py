@@ -14,8 +14,8 @@ A model fitted on documents whose own spans made the lexicon would learn that th
 right. So each training document is matched *leaving itself out* (``exclude``): it sees the lexicon of
 the other documents, as a new record sees the lexicon of all the gold. The lexicon is made from the gold
 at every fit, so it grows with the annotations (:meth:`GoldLexicon.extended` makes it from the last one and
-the new documents, walking only those and the documents they change); it is kept on the model and holds PHI strings, as the
-model's word attributes already do.
+the new documents, walking only those and the documents they change); it is kept on the model and holds PHI
+strings, as the model's word attributes already do.
 """
 from __future__ import annotations
 
@@ -202,14 +202,8 @@ class GoldLexicon:
             if order[i] is None:
                 owns[i] = new._own_entries(*item)
                 new._add(owns[i], copied, copied_nodes)
-        fresh: dict = {}  # the entries new to the lexicon, as a tree of their own
-        for entry in new.labels:
-            if entry not in self.labels:
-                node = fresh
-                for word in entry:
-                    node = node.setdefault(word, {})
-                node[None] = entry
-        firsts = _Words(set(fresh))
+        fresh = type(self)(self.max_tokens)  # the entries new to the lexicon, as a tree of their own
+        fresh._add({entry: Counter() for entry in new.labels if entry not in self.labels})
         seen = Counter(self.seen)
         touched = set(copied)  # the entries whose labels changed
         own, found, forms_of, affected = [], [], [], set()
@@ -226,7 +220,7 @@ class GoldLexicon:
                 forms = self._forms[earlier]
                 own_i, own_seen = self._own[earlier]
                 here = self._found[earlier]
-                if fresh and _found_in(forms, firsts.places(forms), fresh):
+                if fresh.labels and fresh._walk(forms, Counter()):
                     again = Counter()
                     walked = new._walk(forms, again)
                     if walked != here:
@@ -368,42 +362,6 @@ class GoldLexicon:
             for t in range(first + 1, end):
                 out[t] = _attributes(label, "I", reliability)
         return out
-
-
-class _Words:
-    """A few words, to find where a document's forms hold one: forms given as ids into a list of names are
-    read through a mask of that list's names (made once per list)."""
-
-    def __init__(self, words: set[str]) -> None:
-        self.words = words
-        self._mask: tuple[object, np.ndarray] | None = None
-
-    def places(self, forms: Sequence[str]) -> list[int]:
-        ids = getattr(forms, "ids", None)
-        if ids is None:
-            return [i for i, form in enumerate(forms) if form in self.words]
-        names = forms.names
-        if self._mask is None or self._mask[0] is not names or self._mask[1].shape[0] < len(names):
-            words = self.words
-            self._mask = (names, np.fromiter((name in words for name in names), dtype=bool, count=len(names)))
-        return np.flatnonzero(self._mask[1][ids]).tolist()
-
-
-def _found_in(forms: Sequence[str], places: list[int], tree: dict) -> bool:
-    """Whether an entry of ``tree`` starts at one of ``places`` of ``forms``."""
-    n_forms = len(forms)
-    for first in places:
-        node, end = tree[forms[first]], first + 1
-        while True:
-            if None in node:
-                return True
-            if end == n_forms:
-                break
-            node = node.get(forms[end])
-            if node is None:
-                break
-            end += 1
-    return False
 
 
 @lru_cache(maxsize=None)
