@@ -171,22 +171,14 @@ class CRFTagger(BaseTagger):
         feats = self._cached_features(docs, keep=True)
         if not self.gold_lexicon:
             return feats, None, [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
-        if not any(doc.meta.get("silver") for doc in docs):
-            kept = getattr(self, "_marked", None)
-            marked = kept.extended(docs, feats) if kept is not None else None
-            if marked is None:
-                marked = MarkedGold.made(docs, feats)
-            self._marked = marked
-            return list(marked.features), marked.lexicon.without_documents(), list(marked.runs)
-        runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
-        forms = [f.lower for f in feats]
-        gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
-        lexicon = GoldLexicon.from_gold((forms[i], runs[i]) for i in gold)
-        place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
-        marked = [f.with_attributes(lexicon.attributes(w, exclude=place.get(i)))
-                  for i, (f, w) in enumerate(zip(feats, forms))]
-        lexicon.forget_documents()
-        return marked, lexicon, runs
+        silver = any(doc.meta.get("silver") for doc in docs)
+        kept = None if silver else getattr(self, "_marked", None)
+        marked = kept.extended(docs, feats) if kept is not None else None
+        if marked is None:
+            marked = MarkedGold.made(docs, feats)
+        # With silver the lexicon's documents are not the fit's (silver adds nothing): it is not extended later.
+        self._marked = None if silver else marked
+        return list(marked.features), marked.lexicon.without_documents(), list(marked.runs)
 
     # Training -------------------------------------------------------------------------------------------
     def fit(self, docs: Sequence[Document]) -> "CRFTagger":
@@ -565,10 +557,13 @@ class MarkedGold:
 
     @classmethod
     def made(cls, docs: Sequence[Document], feats: Sequence[DocumentFeatures]) -> "MarkedGold":
-        """Gold documents marked from scratch."""
+        """Documents marked from scratch; machine-labelled ones (``meta["silver"]``) are marked by the lexicon of
+        all the gold and add nothing to it."""
         runs = [token_spans(f.tokens, doc.spans) for doc, f in zip(docs, feats)]
-        lexicon = GoldLexicon.from_gold((f.lower, r) for f, r in zip(feats, runs))
-        marks = [lexicon.attributes(f.lower, exclude=i) for i, f in enumerate(feats)]
+        gold = [i for i, doc in enumerate(docs) if not doc.meta.get("silver")]
+        lexicon = GoldLexicon.from_gold((feats[i].lower, runs[i]) for i in gold)
+        place = {i: k for k, i in enumerate(gold)}  # a gold document's index among the lexicon's documents
+        marks = [lexicon.attributes(f.lower, exclude=place.get(i)) for i, f in enumerate(feats)]
         return cls(feats[0].vocabulary if feats else None, lexicon, [cls.key(doc) for doc in docs], marks,
                    [f.with_attributes(m) for f, m in zip(feats, marks)], runs)
 
