@@ -19,8 +19,9 @@ commit, ``request_retrain``, ``learning.retrain`` on the broker, the shard chord
 The clock starts just before the batch-completing ``submit`` call and stops when this process sees a current
 ranking made by a new model version: it listens to the project's notices, as an open browser does (the notice
 that the ranking is ready comes right after the ranking is published), and reads the current ranking on each
-notice and at least every second. It does not poll the database in a tight loop: on a machine with as many
-cores as worker processes, a poller takes a share of the cores from the processes it is timing. Before each
+notice but the progress of training and scoring (a page only moves its progress bar on those), and at least
+every second. It does not poll the database in a tight loop, nor at every shard scored: on a machine with as
+many cores as worker processes, a poller takes a share of the cores from the processes it is timing. Before each
 batch it waits until the worker runs no task: annotators take minutes over a batch, by when the work that
 follows a publish (completing the suggestions of the new ranking's first records ahead of their hand-out) is
 over, so a retrain does not share the processors with the tail of the one before. From the job's timestamps come
@@ -119,6 +120,7 @@ MEDDOCAN = SHARED / "meddocan"
 DATABASE = "deidloop_bench_loop"
 GOAL = {"median_2_workers": 15.0, "max_2_workers": 30.0}
 CHECK_SECONDS = 1.0  # the longest wait for a notice before reading the current ranking again
+PROGRESS_STAGES = {"queued", "training", "scoring", "evaluated"}  # notices after which nothing is read
 SETTLE_SECONDS = 60.0  # the longest wait for the worker to finish its tasks before a batch
 
 
@@ -211,7 +213,8 @@ class Loop:
 
     async def _published(self, layer, channel, worker, *, old_version, last_job, started: float):
         """(ranking id, model version id) of the new current ranking and the seconds from ``started`` to seeing
-        it: read on each notice to the project and at least every :data:`CHECK_SECONDS`."""
+        it: read on each notice to the project but those of progress (:func:`_progress`), and at least every
+        :data:`CHECK_SECONDS`."""
         from asgiref.sync import sync_to_async
 
         deadline = started + self.timeout
@@ -224,10 +227,14 @@ class Loop:
                 raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
-            try:
-                await asyncio.wait_for(layer.receive(channel), CHECK_SECONDS)
-            except asyncio.TimeoutError:
-                pass
+            read = time.perf_counter()
+            while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0:
+                try:
+                    notice = await asyncio.wait_for(layer.receive(channel), wait)
+                except asyncio.TimeoutError:
+                    break
+                if not _progress(notice):
+                    break
 
     def _failed(self, last_job: int | None) -> str | None:
         from learning.models import RetrainJob
@@ -302,6 +309,11 @@ class Loop:
             "scored_on": (job.result or {}).get("scored_on"),
             "next_record_is_top": handout is not None and bool(scored) and handout.annotation.document.pk == scored[0],
         }
+
+
+def _progress(notice: dict) -> bool:
+    """Whether ``notice`` only tells how far a retrain has come (after which the ranking is not read again)."""
+    return notice.get("kind") == "retrain_progress" and (notice.get("data") or {}).get("stage") in PROGRESS_STAGES
 
 
 def summarise(runs: list[dict]) -> dict:

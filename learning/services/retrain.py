@@ -61,6 +61,28 @@ log = logging.getLogger(__name__)
 
 #: Pool documents per scoring task.
 SHARD_DOCUMENTS = int(os.environ.get("DEIDLOOP_SHARD_DOCUMENTS", "250"))
+#: A pool of at least this many full shards ends in shorter ones (``shards``).
+SHORT_TAIL_FROM = 4
+
+
+def shards(document_ids: Sequence[int], size: int | None = None) -> list[list[int]]:
+    """``document_ids`` in order, cut into scoring tasks of ``size`` documents (default ``SHARD_DOCUMENTS``).
+
+    Worker processes take the tasks as they come free, so the scoring ends when the last task taken ends,
+    while the other processes wait: on average half a task. A pool of at least ``SHORT_TAIL_FROM`` full tasks
+    therefore ends in four short ones, of the last documents that would have filled one full task and a part
+    of another (between one and two tasks' worth, each short task a quarter of it): the processes end closer
+    together, for three tasks more. A smaller pool keeps its tasks whole.
+    """
+    size = SHARD_DOCUMENTS if size is None else size
+    ids = list(document_ids)
+    whole = len(ids) // size
+    if whole < SHORT_TAIL_FROM:
+        return [ids[i:i + size] for i in range(0, len(ids), size)]
+    cut = (whole - 1) * size  # what is left: one task's worth or more, less than two
+    quarter = -(-(len(ids) - cut) // 4)
+    return ([ids[i:i + size] for i in range(0, cut, size)]
+            + [ids[i:i + quarter] for i in range(cut, len(ids), quarter)])
 
 
 class NothingToLearn(Exception):
@@ -133,13 +155,13 @@ def train(job: RetrainJob, *, seed: int = 0) -> list[list[int]]:
         locked.pool_size = len(pool_ids)
         locked.status = RetrainJob.Status.SCORING
         locked.trained_at = timezone.now()
-        shards = [pool_ids[i:i + SHARD_DOCUMENTS] for i in range(0, len(pool_ids), SHARD_DOCUMENTS)]
-        locked.shards = len(shards)
+        parts = shards(pool_ids)
+        locked.shards = len(parts)
         locked.save()
     job.refresh_from_db()
     jobs.notify(job, "scoring", f"Model trained in {train_seconds:.0f} s; scoring {len(pool_ids)} pool records…",
                 done=0, total=len(pool_ids))
-    return shards
+    return parts
 
 
 # Evaluation -------------------------------------------------------------------------------------------------
@@ -287,7 +309,7 @@ def unscored_shards(job: RetrainJob) -> list[list[int]]:
     """The pool documents a resumed job still has to score, in shards."""
     done = scored_document_ids(ranking_id=job.ranking_id)
     todo = [i for i in unlabelled_pool_ids(project=job.project) if i not in done]
-    return [todo[i:i + SHARD_DOCUMENTS] for i in range(0, len(todo), SHARD_DOCUMENTS)]
+    return shards(todo)
 
 
 def _self_training_inputs(project: Project, seed: int) -> tuple[list[CorpusDocument], dict[str, Any]]:
