@@ -228,7 +228,8 @@ class Loop:
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
             read = time.perf_counter()
-            while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0:
+            # Not a receive cancelled at once: channels_redis can leave its lock for the channel held then.
+            while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0.1:
                 try:
                     notice = await asyncio.wait_for(layer.receive(channel), wait)
                 except asyncio.TimeoutError:
