@@ -102,6 +102,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
@@ -217,25 +218,38 @@ class Loop:
         :data:`CHECK_SECONDS`."""
         from asgiref.sync import sync_to_async
 
+        # One receive at a time, never cancelled but at the end: channels_redis can leave its lock for the
+        # channel held when a receive is cancelled just after it began.
+        notices: asyncio.Queue = asyncio.Queue()
+
+        async def listen() -> None:
+            while True:
+                notices.put_nowait(await layer.receive(channel))
+
+        listener = asyncio.ensure_future(listen())
         deadline = started + self.timeout
-        while True:
-            now = await sync_to_async(self._current)()
-            if now is not None and now[1] is not None and now[1] != old_version:
-                return now, time.perf_counter() - started
-            failed = await sync_to_async(self._failed)(last_job)
-            if failed is not None:
-                raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
-            read = time.perf_counter()
-            # Not a receive cancelled at once: channels_redis can leave its lock for the channel held then.
-            while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0.1:
-                try:
-                    notice = await asyncio.wait_for(layer.receive(channel), wait)
-                except asyncio.TimeoutError:
-                    break
-                if not _progress(notice):
-                    break
+        try:
+            while True:
+                now = await sync_to_async(self._current)()
+                if now is not None and now[1] is not None and now[1] != old_version:
+                    return now, time.perf_counter() - started
+                failed = await sync_to_async(self._failed)(last_job)
+                if failed is not None:
+                    raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
+                read = time.perf_counter()
+                while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0:
+                    try:
+                        notice = await asyncio.wait_for(notices.get(), wait)
+                    except asyncio.TimeoutError:
+                        break
+                    if not _progress(notice):
+                        break
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
 
     def _failed(self, last_job: int | None) -> str | None:
         from learning.models import RetrainJob
