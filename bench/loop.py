@@ -102,7 +102,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
-import contextlib  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
@@ -122,6 +121,7 @@ DATABASE = "deidloop_bench_loop"
 GOAL = {"median_2_workers": 15.0, "max_2_workers": 30.0}
 CHECK_SECONDS = 1.0  # the longest wait for a notice before reading the current ranking again
 PROGRESS_STAGES = {"queued", "training", "scoring", "evaluated"}  # notices after which nothing is read
+LISTENER_STOP = "bench.listener.stop"
 SETTLE_SECONDS = 60.0  # the longest wait for the worker to finish its tasks before a batch
 
 
@@ -218,13 +218,14 @@ class Loop:
         :data:`CHECK_SECONDS`."""
         from asgiref.sync import sync_to_async
 
-        # One receive at a time, never cancelled but at the end: channels_redis can leave its lock for the
-        # channel held when a receive is cancelled just after it began.
+        # One receive at a time, never cancelled: channels_redis can leave the lock it takes for this process's
+        # channels held when a receive is cancelled, which the next loop (the next batch) then finds held. The
+        # listener ends on a message of this process's own.
         notices: asyncio.Queue = asyncio.Queue()
 
         async def listen() -> None:
-            while True:
-                notices.put_nowait(await layer.receive(channel))
+            while (notice := await layer.receive(channel)).get("type") != LISTENER_STOP:
+                notices.put_nowait(notice)
 
         listener = asyncio.ensure_future(listen())
         deadline = started + self.timeout
@@ -247,9 +248,8 @@ class Loop:
                     if not _progress(notice):
                         break
         finally:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
+            await layer.send(channel, {"type": LISTENER_STOP})
+            await listener
 
     def _failed(self, last_job: int | None) -> str | None:
         from learning.models import RetrainJob

@@ -47,3 +47,26 @@ def _keep_freed_memory(**kwargs) -> None:
         refused = "DEIDLOOP_WORKER_KEEP_FREED_MEMORY=0"
     logging.getLogger(__name__).info("Freed memory of process %s: %s", os.getpid(),
                                      "kept for its next task" if refused is None else f"given back ({refused})")
+
+
+_collection: memory.IdleCollection | None = None
+
+
+@signals.worker_process_init.connect
+def _collect_when_idle(**kwargs) -> None:
+    """Each pool process collects its reference cycles in full while it is idle, rather than the interpreter
+    doing so in the middle of its tasks (``config.memory.IdleCollection``)."""
+    global _collection
+    _collection = memory.IdleCollection().start()
+
+
+@signals.task_prerun.connect
+def _task_started(**kwargs) -> None:
+    if _collection is not None:
+        _collection.started()
+
+
+@signals.task_postrun.connect
+def _task_ended(**kwargs) -> None:
+    if _collection is not None:
+        _collection.ended()

@@ -1,15 +1,20 @@
 """A worker process told to keep the memory it frees (config.memory) reuses its pages for the next task: a large
-array freed leaves its pages with the process, where by default they go back to the system."""
+array freed leaves its pages with the process, where by default they go back to the system. And it collects its
+reference cycles while it is idle (``IdleCollection``)."""
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
+import time
+import weakref
 from pathlib import Path
 
 import pytest
 
 from config import sizing
+from config.memory import IdleCollection
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,3 +63,56 @@ def test_pool_processes_keep_freed_memory_unless_the_sizing_says_not(monkeypatch
         assert not sizing.worker_keeps_freed_memory()
     monkeypatch.setenv("DEIDLOOP_WORKER_KEEP_FREED_MEMORY", "1")
     assert sizing.worker_keeps_freed_memory()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def collection():
+    """An idle collection of this process, the interpreter's own collections off meanwhile."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    idle = IdleCollection(idle_seconds=0.05).start()
+    try:
+        yield idle
+    finally:
+        idle.stop()
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+def _until(condition, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_an_idle_process_collects_its_cycles_and_freezes_the_rest(collection):
+    garbage = weakref.ref(_Cycle())
+    kept = _Cycle()
+    collection.started()
+    collection.ended()
+    assert _until(lambda: collection.collections == 1)
+    assert garbage() is None  # collected by the idle collection (the interpreter's are off)
+    assert gc.get_freeze_count() > 0 and kept.me is kept
+
+
+def test_no_collection_while_a_task_runs(collection):
+    garbage = weakref.ref(_Cycle())
+    collection.started()
+    collection.ended()
+    assert _until(lambda: collection.collections == 1)
+    collection.started()  # a task runs well past the idle time
+    cycle = weakref.ref(_Cycle())
+    time.sleep(0.3)
+    assert collection.collections == 1 and cycle() is not None and garbage() is None
+    collection.ended()
+    assert _until(lambda: collection.collections == 2)
+    assert cycle() is None
