@@ -22,9 +22,10 @@ that the ranking is ready comes right after the ranking is published), and reads
 notice but the progress of training and scoring (a page only moves its progress bar on those), and at least
 every second. It does not poll the database in a tight loop, nor at every shard scored: on a machine with as
 many cores as worker processes, a poller takes a share of the cores from the processes it is timing. Before each
-batch it waits until the worker runs no task: annotators take minutes over a batch, by when the work that
-follows a publish (completing the suggestions of the new ranking's first records ahead of their hand-out) is
-over, so a retrain does not share the processors with the tail of the one before. From the job's timestamps come
+batch it waits until the worker runs no task, and two seconds more: annotators take minutes over a batch, by
+when the work that follows a publish (completing the suggestions of the new ranking's first records ahead of
+their hand-out) is over, and each idle process has collected its garbage, so a retrain does not share the
+processors with the tail of the one before. From the job's timestamps come
 the wait in the queue (started − created), training (trained − started: fitting, staging; ``fit_seconds``, the
 fit alone, as the job's result gives it) and scoring
 (finished − trained: every shard and the model's evaluation, one chord, then publishing); tokens
@@ -121,8 +122,8 @@ DATABASE = "deidloop_bench_loop"
 GOAL = {"median_2_workers": 15.0, "max_2_workers": 30.0}
 CHECK_SECONDS = 1.0  # the longest wait for a notice before reading the current ranking again
 PROGRESS_STAGES = {"queued", "training", "scoring", "evaluated"}  # notices after which nothing is read
-LISTENER_STOP = "bench.listener.stop"
 SETTLE_SECONDS = 60.0  # the longest wait for the worker to finish its tasks before a batch
+QUIET_SECONDS = 2.0  # then a process idle for a second has collected its garbage (IdleCollection's idle_seconds)
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,9 @@ TASK_LINE = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] (received|succeeded|raised|
 
 def settle(worker) -> None:
     """Wait until the worker runs no task (at most :data:`SETTLE_SECONDS`), as its log tells (it logs each task
-    it receives and each one it ends): the batch that an annotator takes minutes over starts after the worker's
-    work on the batch before is over."""
+    it receives and each one it ends), then :data:`QUIET_SECONDS` more: the batch that an annotator takes
+    minutes over starts after the worker's work on the batch before is over, and after what its idle processes
+    do then (``config.memory.IdleCollection``)."""
     deadline = time.perf_counter() + SETTLE_SECONDS
     while time.perf_counter() < deadline:
         running: set[str] = set()
@@ -180,6 +182,7 @@ def settle(worker) -> None:
             else:
                 running.discard(task)
         if not running:
+            time.sleep(QUIET_SECONDS)
             return
         time.sleep(0.1)
     print(f"the worker still ran tasks after {SETTLE_SECONDS:.0f} s; measuring anyway", file=sys.stderr)
@@ -218,38 +221,24 @@ class Loop:
         :data:`CHECK_SECONDS`."""
         from asgiref.sync import sync_to_async
 
-        # One receive at a time, never cancelled: channels_redis can leave the lock it takes for this process's
-        # channels held when a receive is cancelled, which the next loop (the next batch) then finds held. The
-        # listener ends on a message of this process's own.
-        notices: asyncio.Queue = asyncio.Queue()
-
-        async def listen() -> None:
-            while (notice := await layer.receive(channel)).get("type") != LISTENER_STOP:
-                notices.put_nowait(notice)
-
-        listener = asyncio.ensure_future(listen())
         deadline = started + self.timeout
-        try:
+        while True:
+            now = await sync_to_async(self._current)()
+            if now is not None and now[1] is not None and now[1] != old_version:
+                return now, time.perf_counter() - started
+            failed = await sync_to_async(self._failed)(last_job)
+            if failed is not None:
+                raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
+            read = time.perf_counter()
             while True:
-                now = await sync_to_async(self._current)()
-                if now is not None and now[1] is not None and now[1] != old_version:
-                    return now, time.perf_counter() - started
-                failed = await sync_to_async(self._failed)(last_job)
-                if failed is not None:
-                    raise RuntimeError(f"the retrain failed: {failed}\nworker log:\n{worker.log()}")
-                if time.perf_counter() > deadline:
-                    raise RuntimeError(f"no new ranking within {self.timeout} s; worker log:\n{worker.log()}")
-                read = time.perf_counter()
-                while (wait := read + CHECK_SECONDS - time.perf_counter()) > 0:
-                    try:
-                        notice = await asyncio.wait_for(notices.get(), wait)
-                    except asyncio.TimeoutError:
-                        break
-                    if not _progress(notice):
-                        break
-        finally:
-            await layer.send(channel, {"type": LISTENER_STOP})
-            await listener
+                try:  # each receive waits as long: one cancelled at once can leave channels_redis's lock held
+                    notice = await asyncio.wait_for(layer.receive(channel), CHECK_SECONDS)
+                except asyncio.TimeoutError:
+                    break
+                if not _progress(notice) or time.perf_counter() - read >= CHECK_SECONDS:
+                    break
 
     def _failed(self, last_job: int | None) -> str | None:
         from learning.models import RetrainJob
