@@ -301,6 +301,11 @@ def scored_document_ids(*, ranking_id: int) -> set[int]:
     return set(PoolScore.objects.filter(ranking_id=ranking_id).values_list("document_id", flat=True))
 
 
+def scored_count(*, ranking_id: int) -> int:
+    """How many documents a ranking scores so far (counted by the database, not read)."""
+    return PoolScore.objects.filter(ranking_id=ranking_id).count()
+
+
 def first_ranked(*, ranking_id: int, count: int) -> list[tuple[int, str, dict]]:
     """(document id, text, stored pre-annotations) of a ranking's first ``count`` records still in the pool."""
     rows = PoolScore.objects.filter(ranking_id=ranking_id, document__status=Document.Status.POOL)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from annotator.models import Project
-from annotator.selectors import project_overview, ranking_top, scored_document_ids, submission_count
+from annotator.selectors import project_overview, ranking_top, scored_count, submission_count
 from learning.core.registry import live_params, tagger_factory
 from learning.models import ModelVersion, RetrainJob, SilverSentence
 from learning.selectors.measured_costs import cost_fits
@@ -40,7 +40,7 @@ def loop_recall_bias(project: Project) -> float | dict[str, float] | None:
 
 
 def scored_so_far(job: RetrainJob) -> int:
-    return len(scored_document_ids(ranking_id=job.ranking_id)) if job.ranking_id else 0
+    return scored_count(ranking_id=job.ranking_id) if job.ranking_id else 0
 
 
 def submissions_at_last_request(project: Project) -> int:
