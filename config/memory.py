@@ -66,6 +66,7 @@ class IdleCollection:
         self._ended = threading.Event()
         self._running = 0
         self._last_end = 0.0
+        self._collected_at = 0.0
         self._stopped = False
         self._thread: threading.Thread | None = None
 
@@ -96,8 +97,8 @@ class IdleCollection:
             self._ended.clear()
             while not self._stopped:
                 with self._lock:
-                    if self._running:
-                        break  # that task's end wakes this thread again
+                    if self._running or self._last_end <= self._collected_at:
+                        break  # that task's end wakes this thread again; or none ended since the last collection
                     wait = self._last_end + self.idle_seconds - time.monotonic()
                     if wait <= 0:
                         self._collect()
@@ -109,6 +110,7 @@ class IdleCollection:
         gc.unfreeze()
         freed = gc.collect()
         gc.freeze()
+        self._collected_at = time.monotonic()
         self.collections += 1
         logging.getLogger(__name__).info(
             "Collected the garbage of process %s while idle: %s objects freed, %s kept (frozen), in %.2f s",

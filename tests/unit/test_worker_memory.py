@@ -97,11 +97,15 @@ def _until(condition, seconds: float = 10.0) -> bool:
 def test_an_idle_process_collects_its_cycles_and_freezes_the_rest(collection):
     garbage = weakref.ref(_Cycle())
     kept = _Cycle()
-    collection.started()
-    collection.ended()
+    for _ in range(3):  # tasks one after the other, less than the idle time apart: one collection, after the last
+        collection.started()
+        collection.ended()
+        time.sleep(0.02)
     assert _until(lambda: collection.collections == 1)
     assert garbage() is None  # collected by the idle collection (the interpreter's are off)
     assert gc.get_freeze_count() > 0 and kept.me is kept
+    time.sleep(0.3)
+    assert collection.collections == 1  # no task since: nothing to collect again
 
 
 def test_no_collection_while_a_task_runs(collection):
