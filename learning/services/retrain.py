@@ -72,7 +72,7 @@ def shards(document_ids: Sequence[int], size: int | None = None) -> list[list[in
     while the other processes wait: on average half a task. A pool of at least ``SHORT_TAIL_FROM`` full tasks
     therefore ends in four short ones, of the last documents that would have filled one full task and a part
     of another (between one and two tasks' worth, each short task a quarter of it): the processes end closer
-    together, for three tasks more. A smaller pool keeps its tasks whole.
+    together, for two or three tasks more. A smaller pool keeps its tasks whole.
     """
     size = SHARD_DOCUMENTS if size is None else size
     ids = list(document_ids)
