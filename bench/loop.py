@@ -20,7 +20,7 @@ The clock starts just before the batch-completing ``submit`` call and stops when
 ranking made by a new model version: it listens to the project's notices, as an open browser does (the notice
 that the ranking is ready comes right after the ranking is published), and reads the current ranking on each
 notice but the progress of training and scoring (a page only moves its progress bar on those), and at least
-every second. It does not poll the database in a tight loop, nor at every shard scored: on a machine with as
+every two seconds. It does not poll the database in a tight loop, nor at every shard scored: on a machine with as
 many cores as worker processes, a poller takes a share of the cores from the processes it is timing. Before each
 batch it waits until the worker runs no task, and two seconds more: annotators take minutes over a batch, by
 when the work that follows a publish (completing the suggestions of the new ranking's first records ahead of
@@ -217,8 +217,8 @@ class Loop:
 
     async def _published(self, layer, channel, worker, *, old_version, last_job, started: float):
         """(ranking id, model version id) of the new current ranking and the seconds from ``started`` to seeing
-        it: read on each notice to the project but those of progress (:func:`_progress`), and at least every
-        :data:`CHECK_SECONDS`."""
+        it: read on each notice to the project but those of progress (:func:`_progress`), on the first notice
+        after :data:`CHECK_SECONDS` since the last read, and after that long without a notice."""
         from asgiref.sync import sync_to_async
 
         deadline = started + self.timeout
