@@ -15,6 +15,7 @@ import pytest
 
 from config import sizing
 from config.memory import IdleCollection
+from tests.integration.launcher_process import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,15 +86,6 @@ def collection():
             gc.enable()
 
 
-def _until(condition, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def test_an_idle_process_collects_its_cycles_and_freezes_the_rest(collection):
     garbage = weakref.ref(_Cycle())
     kept = _Cycle()
@@ -101,7 +93,7 @@ def test_an_idle_process_collects_its_cycles_and_freezes_the_rest(collection):
         collection.started()
         collection.ended()
         time.sleep(0.02)
-    assert _until(lambda: collection.collections == 1)
+    wait_until(lambda: collection.collections == 1, seconds=10, what="an idle collection", every=0.01)
     assert garbage() is None  # collected by the idle collection (the interpreter's are off)
     assert gc.get_freeze_count() > 0 and kept.me is kept
     time.sleep(0.3)
@@ -112,11 +104,11 @@ def test_no_collection_while_a_task_runs(collection):
     garbage = weakref.ref(_Cycle())
     collection.started()
     collection.ended()
-    assert _until(lambda: collection.collections == 1)
+    wait_until(lambda: collection.collections == 1, seconds=10, what="an idle collection", every=0.01)
     collection.started()  # a task runs well past the idle time
     cycle = weakref.ref(_Cycle())
     time.sleep(0.3)
     assert collection.collections == 1 and cycle() is not None and garbage() is None
     collection.ended()
-    assert _until(lambda: collection.collections == 2)
+    wait_until(lambda: collection.collections == 2, seconds=10, what="a second idle collection", every=0.01)
     assert cycle() is None
