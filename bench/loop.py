@@ -44,7 +44,8 @@ worker count, and how each retrain fitted its CRF (``fits``: "warm", continuing 
 (``fit_evaluations``: the objective's value, one per trial step; ``fit_gradients``: how many of them went on to
 the gradient, one per step kept but the last), and from how many curvature steps of the fit before it a warm fit
 started (``fit_carried_steps``: none when the process that fitted the current model is not the one that
-continues it).
+continues it) and whether its first pass was prepared while the worker was idle (``fit_prepared``; the passes
+counted are then one fewer).
 
 Reference, measured in the same run: the 2-worker times as ratios of the 1-worker times (``speedup_total``,
 ``speedup_scoring``), cold and warm. Training runs in one process whatever N is, so the whole-loop
@@ -308,6 +309,7 @@ class Loop:
             "evaluations": (job.result or {}).get("fit", {}).get("evaluations"),
             "gradients": (job.result or {}).get("fit", {}).get("gradients"),
             "carried_steps": (job.result or {}).get("fit", {}).get("carried_steps"),
+            "prepared": (job.result or {}).get("fit", {}).get("prepared"),
             "artifact": job.artifact,
             "trained_on": (job.result or {}).get("trained_on"),
             "scored_on": (job.result or {}).get("scored_on"),
@@ -336,6 +338,7 @@ def summarise(runs: list[dict]) -> dict:
         "fit_evaluations": [run["evaluations"] for run in runs],
         "fit_gradients": [run["gradients"] for run in runs],
         "fit_carried_steps": [run["carried_steps"] for run in runs],
+        "fit_prepared": [run["prepared"] for run in runs],
         "queue_seconds": stage("queue_seconds"),
         "train_seconds": stage("train_seconds"),
         "fit_seconds": stage("fit_seconds"),

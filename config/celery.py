@@ -55,9 +55,18 @@ _collection: memory.IdleCollection | None = None
 @signals.worker_process_init.connect
 def _collect_when_idle(**kwargs) -> None:
     """Each pool process collects its reference cycles in full while it is idle, rather than the interpreter
-    doing so in the middle of its tasks (``config.memory.IdleCollection``)."""
+    doing so in the middle of its tasks, after preparing the next fit of a model it trained
+    (``config.memory.IdleCollection``)."""
     global _collection
-    _collection = memory.IdleCollection().start()
+    _collection = memory.IdleCollection(work=[_prepare_next_fit]).start()
+
+
+def _prepare_next_fit() -> bool:
+    """Idle work: the newest model this process trained prepares the next retrain's fit from it
+    (``learning.services.model_store.prepare_next_fit``)."""
+    from learning.services.model_store import prepare_next_fit
+
+    return prepare_next_fit()
 
 
 @signals.task_prerun.connect

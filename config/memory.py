@@ -1,5 +1,5 @@
-"""Whether a worker process keeps the memory it frees, for its next task to reuse; and when it collects its
-garbage (:class:`IdleCollection`).
+"""Whether a worker process keeps the memory it frees, for its next task to reuse; and what it does while idle:
+work given to it for such moments, then collecting its garbage (:class:`IdleCollection`).
 
 A retrain allocates the same large arrays every time: the training set's matrices, every token's label scores
 and marginals, each tens of megabytes. glibc's malloc serves a block that large with a mapping of its own and
@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from typing import Callable, Sequence
 
 #: ``mallopt``'s parameters (glibc's malloc.h).
 M_TRIM_THRESHOLD = -1
@@ -57,10 +58,16 @@ class IdleCollection:
     collections of the next tasks walk only what those tasks made. Nothing escapes the collector for longer than
     until the next idle moment, whose collection unfreezes everything again. A task that starts during a
     collection waits for it, as it would for one the interpreter started.
+
+    ``work``: functions the thread calls first, each time, outside the lock (a task that starts meanwhile does
+    not wait; the collection then waits for the next idle moment): work for which the process has time only
+    between tasks, such as preparing the next fit of a model it trained. A function returns whether it did
+    anything (then its name goes to the log); what it raises is logged, never raised.
     """
 
-    def __init__(self, idle_seconds: float = 1.0) -> None:
+    def __init__(self, idle_seconds: float = 1.0, work: Sequence[Callable[[], object]] = ()) -> None:
         self.idle_seconds = idle_seconds
+        self.work = list(work)
         self.collections = 0
         self._lock = threading.Lock()
         self._ended = threading.Event()
@@ -100,10 +107,28 @@ class IdleCollection:
                     if self._running or self._last_end <= self._collected_at:
                         break  # that task's end wakes this thread again; or none ended since the last collection
                     wait = self._last_end + self.idle_seconds - time.monotonic()
-                    if wait <= 0:
+                if wait > 0:
+                    time.sleep(wait)
+                    continue
+                self._do_work()
+                with self._lock:
+                    if not self._running:
                         self._collect()
-                        break
-                time.sleep(wait)
+                break
+
+    def _do_work(self) -> None:
+        for function in self.work:
+            began = time.perf_counter()
+            try:
+                done = function()
+            except Exception:  # noqa: BLE001 - idle work must never take the process down
+                logging.getLogger(__name__).exception("Idle work %s of process %s failed",
+                                                      getattr(function, "__name__", function), os.getpid())
+                continue
+            if done:
+                logging.getLogger(__name__).info("Idle work %s of process %s done in %.2f s",
+                                                 getattr(function, "__name__", function), os.getpid(),
+                                                 time.perf_counter() - began)
 
     def _collect(self) -> None:
         began = time.perf_counter()

@@ -28,8 +28,8 @@ from learning.core import artifacts
 from learning.models import ModelVersion
 
 __all__ = [
-    "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "keep", "load_model", "prune", "read",
-    "save_base", "save_deid_model", "save_job_model", "to_continue",
+    "KEEP_ARTIFACTS", "artifact_key", "base_models", "delete", "exists", "keep", "load_model", "prepare_next_fit",
+    "prune", "read", "save_base", "save_deid_model", "save_job_model", "to_continue",
 ]
 
 #: Saved models kept per project (the current one and the ones before it, for comparisons).
@@ -108,6 +108,18 @@ def keep(artifact: str, tagger: Any, *, project_id: int) -> None:
     _TAGGERS.move_to_end((artifact, project_id))
     while len(_TAGGERS) > 2:
         _TAGGERS.popitem(last=False)
+
+
+def prepare_next_fit() -> bool:
+    """For a process with nothing else to do: the newest model :func:`keep` holds here prepares the next fit
+    that continues from it (``prepare_next_fit`` of the tagger, when it has one: the CRF's first pass of a warm
+    fit, :meth:`learning.core.taggers.crf.CRFTagger.prepare_next_fit`). Returns whether it prepared anything;
+    a model read from the store (fitted elsewhere) has nothing to prepare from."""
+    kept = list(_TAGGERS.values())  # one call: a task of this process's may change them meanwhile
+    if not kept:
+        return False
+    prepare = getattr(kept[-1], "prepare_next_fit", None)
+    return bool(prepare is not None and prepare())
 
 
 def to_continue(artifact: str, *, project_id: int) -> Any:

@@ -291,14 +291,16 @@ def recall_bias_summary(project: Project, model) -> dict[str, Any]:
 
 def _fit_summary(tagger: Any, continued: str, n_documents: int) -> dict[str, Any]:
     """How the model was fitted (cold or warm, from what, in how many iterations and, warm, how many passes of
-    the objective over the documents, how many of them went on to its gradient and how many curvature steps of
-    the fit before it it started from) and whether its refit policy asks for a cold fit beside the loop now."""
+    the objective over the documents, how many of them went on to its gradient, how many curvature steps of
+    the fit before it it started from and whether its first pass was prepared while the worker was idle) and
+    whether its refit policy asks for a cold fit beside the loop now."""
     due = getattr(tagger, "cold_fit_due", None)
     warm = getattr(tagger, "fit_kind_", "cold") == "warm"
     return {"kind": "warm" if warm else "cold", "iterations": getattr(tagger, "fit_iterations_", None),
             "evaluations": getattr(tagger, "fit_evaluations_", None),
             "gradients": getattr(tagger, "fit_gradients_", None),
             "carried_steps": getattr(tagger, "fit_carried_steps_", None),
+            "prepared": getattr(tagger, "fit_prepared_", None),
             "continued_from": continued if warm else "nothing",
             "warm_fits_since_cold": getattr(tagger, "warm_fits_", 0),
             "cold_fit_due": bool(due is not None and getattr(tagger, "cold_refit", "inline") == "background"

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -112,3 +114,43 @@ def test_no_collection_while_a_task_runs(collection):
     collection.ended()
     wait_until(lambda: collection.collections == 2, seconds=10, what="a second idle collection", every=0.01)
     assert cycle() is None
+
+
+def test_idle_work_runs_before_the_collection_and_a_task_that_starts_meanwhile_does_not_wait(caplog):
+    was_enabled = gc.isenabled()
+    gc.disable()
+    events = []
+    release = threading.Event()
+
+    def prepare() -> bool:
+        events.append(("work", idle.collections))
+        release.wait(10)  # until the test has started a task
+        return True
+
+    def broken() -> bool:
+        raise RuntimeError("no model to prepare")
+
+    idle = IdleCollection(idle_seconds=0.05, work=[prepare, broken]).start()
+    try:
+        with caplog.at_level(logging.INFO, logger="config.memory"):
+            idle.started()
+            idle.ended()
+            wait_until(lambda: events, seconds=10, what="the idle work", every=0.01)
+            began = time.monotonic()
+            idle.started()  # a task starts while the work runs: it is not held up
+            assert time.monotonic() - began < 0.5
+            release.set()
+            time.sleep(0.3)
+            assert events == [("work", 0)] and idle.collections == 0  # the task runs: no collection yet
+            idle.ended()
+            wait_until(lambda: idle.collections == 1, seconds=10, what="the collection after the task", every=0.01)
+        assert events[1:] == [("work", 0)]  # the work ran again, then the collection
+        assert any("Idle work prepare of process" in r.getMessage() for r in caplog.records)
+        failed = [r for r in caplog.records if "Idle work broken of process" in r.getMessage()]
+        assert failed and failed[0].levelno == logging.ERROR and "no model to prepare" in failed[0].exc_text
+    finally:
+        release.set()
+        idle.stop()
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()

@@ -20,7 +20,8 @@ from learning.core.marginals import chain_backward, chain_forward, chain_statist
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import (
-    CRFWeights, Objective, carried_steps, fit_weights, label_ids, label_ids_of_runs, owlqn, training_set, warm_start,
+    CRFWeights, Objective, carried_steps, columns_losing_weights, feature_expectations, fit_weights, known_start,
+    label_ids, label_ids_of_runs, model_expectations, owlqn, training_set, warm_start,
 )
 from corpus.types import Document, Span
 
@@ -115,11 +116,11 @@ def test_the_forward_half_alone_gives_log_z_even_where_the_scaled_recursion_unde
         np.testing.assert_allclose(post[:n, i], p, atol=1e-9)
 
 
-def problem(docs, cache=None, scope=None):
+def problem(docs, cache=None, scope=None, labels=None):
     tagger = CRFTagger(feature_cache=cache or FeatureCache(), vocabulary_scope=scope)
     feats = tagger.features(docs)
     tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
-    labels = labels_from_tags(tags)
+    labels = labels_from_tags(tags) if labels is None else labels
     return training_set(feats, label_ids(tags, labels), labels)
 
 
@@ -265,6 +266,146 @@ def test_a_value_then_its_gradient_is_the_objective_called_whole():
     np.testing.assert_array_equal(objective.gradient(), grad)
     with pytest.raises(RuntimeError):
         objective.gradient()  # once per value
+
+
+def test_expectations_put_together_are_the_objective_and_its_gradient():
+    docs = read_split("train")[:12]
+    data = problem(docs)
+    rng = np.random.default_rng(8)
+    w = rng.normal(0, 0.3, data.n_features)
+    w[: data.feature_rows.shape[0]][rng.random(data.feature_rows.shape[0]) < 0.5] = 0.0  # L1 zeroes many
+    objective = Objective(data, c2=0.05, dtype=np.float64)
+    value, grad = objective(w)
+    whole = objective.expectations(*objective.unpack(w))
+    start = known_start(data, w, 0.05, [(1.0, whole)])
+    assert start[0] == pytest.approx(value, rel=1e-12)
+    np.testing.assert_allclose(start[1], grad, rtol=1e-9, atol=1e-9)
+    # Documents in two parts, and a part given and taken away again: the same sums.
+    first, rest = (problem(part, labels=data.labels) for part in (docs[:5], docs[5:]))
+    parts = [(1.0, feature_expectations(part, data, w, dtype=np.float64)) for part in (first, rest)]
+    start = known_start(data, w, 0.05, [*parts, (-1.0, parts[0][1]), (1.0, parts[0][1])])
+    assert start[0] == pytest.approx(value, rel=1e-9)
+    np.testing.assert_allclose(start[1], grad, rtol=1e-7, atol=1e-7)
+    # A model's own weights on documents whose features are all the model's give the same expectations as
+    # the same weights laid on the training set's features.
+    model = CRFWeights(data.attributes, data.labels, *objective.unpack(w))
+    by_model = model_expectations(first, model, dtype=np.float64)
+    np.testing.assert_allclose(by_model.counts, parts[0][1].counts, rtol=1e-12, atol=1e-12)
+    assert by_model.log_z == pytest.approx(parts[0][1].log_z, rel=1e-12)
+    # Other labels: nothing to put together.
+    other = CRFWeights(data.attributes, data.labels[::-1], *objective.unpack(w))
+    assert model_expectations(first, other) is None
+    fewer = problem(docs[:2])
+    assert fewer.labels != data.labels
+    assert known_start(fewer, np.zeros(fewer.n_features), 0.05, [(1.0, whole)]) is None
+    assert feature_expectations(fewer, data, w) is None
+
+
+def _meddocan_grown(cache):
+    """A warm-started CRF fitted cold on 100 MEDDOCAN training records then warm on 102, with the 107 it fits on
+    next (the five new ones add no label, and the lexicon marks some of the 102 anew)."""
+    docs = read_split("train")[:107]
+    tagger = CRFTagger(max_iterations=15, feature_cache=cache, warm_start=True).fit(docs[:100])
+    return tagger.fit(docs[:102]), docs
+
+
+@pytest.fixture(scope="module")
+def grown():
+    cache = FeatureCache()
+    first, docs = _meddocan_grown(cache)
+    second, _ = _meddocan_grown(cache)  # the same model again, fitted the same way, as a reference
+    return first, second, docs
+
+
+def test_a_warm_fits_first_pass_put_together_from_prepared_expectations_is_its_own(grown):
+    tagger, _, docs = grown
+    continued = tagger.copy_to_continue()
+    assert continued.prepare_next_fit() and not continued.prepare_next_fit()  # prepared once
+    assert getattr(tagger.copy_to_continue(), "_prepared", None) is None  # it went with the first copy
+    feats, _, runs = continued._training_features(docs)
+    before, after = continued._extended
+    assert any(after.features[after.index[key]] is not before.features[k] for key, k in before.index.items())
+    labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, continued.labels_)
+    data = training_set(feats, y, labels)
+    previous = CRFWeights(continued.attributes_, continued.labels_, continued.state_weights_,
+                          continued.transition_weights_)
+    rows = continued._vocabulary_rows(continued._extractor())[1]
+    init = warm_start(data, previous, rows)
+    start = continued._known_start(data, init, previous, rows)
+    assert start is not None and continued._prepared is None  # used once
+    close_to_the_objective(start, data, init, continued.c2)
+
+
+def close_to_the_objective(start, data, w, c2) -> None:
+    exact = Objective(data, c2, np.float64)(w)
+    single = Objective(data, c2, np.float32)(w)  # what the fit computes otherwise
+    assert start[0] == pytest.approx(exact[0], rel=1e-5)
+    # As close to the exact gradient as the fit's own single-precision one (large counts round in float32).
+    assert np.abs(start[1] - exact[1]).max() <= 1.5 * np.abs(single[1] - exact[1]).max() + 1e-3
+
+
+def test_documents_holding_an_attribute_that_loses_a_weight_are_passed_over_again(grown):
+    tagger, _, docs = grown
+    probe = tagger.copy_to_continue()
+    feats, _, runs = probe._training_features(docs)
+    labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, probe.labels_)
+    data = training_set(feats, y, labels)
+    # A weight the next training set has no feature for (as when only a record's former marks had the pair):
+    # large, on an attribute of the model that a few tokens of records unchanged since the last fit hold, for a
+    # label it is never seen with.
+    before, after = probe._extended
+    unchanged = np.zeros(len(feats), dtype=bool)
+    for key, k in before.index.items():
+        unchanged[after.index[key]] = after.features[after.index[key]] is before.features[k]
+    token_of_document = np.repeat(unchanged, [f.n_tokens for f in feats])
+    by_column = data.matrix.tocsc()
+    held = np.diff(by_column.indptr)
+    in_unchanged = np.array([token_of_document[by_column.indices[a:b]].all()
+                             for a, b in zip(by_column.indptr[:-1], by_column.indptr[1:])])
+    rows = probe._vocabulary_rows(probe._extractor())[1]
+    column = int(np.flatnonzero((held >= 3) & (held <= 6) & in_unchanged
+                                & (rows[data.vocabulary_ids] < len(probe.attributes_)))[0])
+    row = int(rows[data.vocabulary_ids[column]])
+    label = next(k for k in range(len(labels)) if not np.any((data.feature_rows == column) & (data.feature_cols == k)))
+    weights = tagger.state_weights_.copy()
+    weights[row, label] = 8.0
+    previous = CRFWeights(tagger.attributes_, tagger.labels_, weights, tagger.transition_weights_)
+    assert columns_losing_weights(data, previous, rows).tolist() == [column]
+    assert columns_losing_weights(data, CRFWeights(tagger.attributes_, tagger.labels_, tagger.state_weights_,
+                                                   tagger.transition_weights_), rows).tolist() == []
+    continued = tagger.copy_to_continue()
+    continued.state_weights_ = weights  # the model had that weight: its expectations are prepared with it
+    assert continued.prepare_next_fit()
+    continued._training_features(docs)
+    init = warm_start(data, previous, rows)
+    start = continued._known_start(data, init, previous, rows)
+    assert start is not None
+    close_to_the_objective(start, data, init, continued.c2)
+
+
+def test_a_warm_fit_from_prepared_expectations_passes_once_less_and_fits_the_same_model(grown):
+    tagger, reference, docs = grown
+    prepared, plain = tagger.copy_to_continue(), reference.copy_to_continue()
+    assert prepared.prepare_next_fit()
+    prepared.fit(docs)
+    plain.fit(docs)
+    assert prepared.fit_prepared_ and not plain.fit_prepared_
+    assert prepared.fit_iterations_ == plain.fit_iterations_
+    assert prepared.fit_evaluations_ == plain.fit_evaluations_ - 1
+    assert prepared.fit_gradients_ == plain.fit_gradients_ - 1
+    # The same up to the rounding of single-precision sums taken in another order.
+    np.testing.assert_allclose(prepared.transition_weights_, plain.transition_weights_, atol=1e-2)
+    dev = read_split("dev")[:20]
+    same = sum(a == b for a, b in zip(prepared.predict(dev), plain.predict(dev)))
+    assert same >= 19
+    # Nothing of it is saved with the model, and a fit with other labels does not use it.
+    assert pickle.loads(pickle.dumps(prepared))._prepared is None
+    again = prepared.copy_to_continue()
+    assert again.prepare_next_fit()
+    odd = Document("Paciente: Juan Nadie, teléfono 600 000 000.", (Span(11, 21, "NOMBRE_SUJETO_ASISTENCIA"),
+                                                                 Span(32, 43, "NUMERO_TELEFONO_NUEVO")))
+    again.fit(docs + [odd])
+    assert not again.fit_prepared_ and again.fit_kind_ == "warm"
 
 
 def test_warm_start_keeps_known_weights_and_starts_new_features_at_zero():
