@@ -138,6 +138,9 @@ def test_a_batch_of_submissions_retrains_reranks_and_changes_the_next_record(loo
     kinds = async_to_sync(_received)(layer, channel, until=("ranking_ready", job.pk))
     assert ("retrain_progress", "training") in kinds and ("retrain_progress", "scoring") in kinds
     assert kinds[-1] == ("ranking_ready", "done")
+    # Once idle, the process that trained the model prepares the next retrain's first pass from it.
+    _wait(lambda: "Idle work _prepare_next_fit of process" in worker.log(), 60, worker, "the next fit prepared")
+    assert "failed" not in "".join(line for line in worker.log().splitlines(True) if "Idle work" in line)
     # The model was evaluated by a task of the scoring's chord, after training and before publishing; the job
     # keeps its spans on every evaluation document, for the next model's comparison.
     assert kinds.index(("retrain_progress", "training")) < kinds.index(("retrain_progress", "evaluated"))

@@ -272,3 +272,25 @@ def test_a_retrain_continues_from_a_copy_of_the_model_this_process_holds_and_sco
     assert not np.array_equal(new.transition_weights_, transition)  # the fit moved the weights
     assert kept.attributes_ is attributes and kept.lexicon_ is lexicon
     assert np.array_equal(kept.state_weights_, state) and np.array_equal(kept.transition_weights_, transition)
+
+
+def test_a_retrain_after_the_process_prepared_the_next_fit_passes_over_the_new_gold_only(seeded, monkeypatch):
+    from learning.core.taggers import crf
+    from learning.services import model_store
+
+    project, _ = seeded
+    notes = generate_notes(50, seed=8)[40:]
+    train_and_rank(project=project)  # cold (crfsuite)
+    import_documents(project=project, documents=notes[:2], annotated=True)
+    warm = train_and_rank(project=project)
+    assert RetrainJob.objects.get(model_version=warm).result["fit"]["prepared"] is False  # nothing prepared
+    # While idle, the process prepares the next fit from the model it trained last (only from that one).
+    assert model_store.prepare_next_fit() and not model_store.prepare_next_fit()
+    import_documents(project=project, documents=notes[2:3], annotated=True)
+    # The gold lexicon marks several of these small synthetic notes anew: let them all be passed over again.
+    monkeypatch.setattr(crf, "KNOWN_START_MAX_SHARE", 1.0)
+    prepared = train_and_rank(project=project)
+    fit = RetrainJob.objects.get(model_version=prepared).result["fit"]
+    assert (fit["kind"], fit["continued_from"], fit["prepared"]) == ("warm", "current", True)
+    assert fit["evaluations"] >= fit["iterations"] and fit["gradients"] == fit["iterations"] - 1
+    assert prepared.n_documents == 18 and prepared.metrics["entity"]["f1"] > 0.6
