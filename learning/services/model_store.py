@@ -113,13 +113,14 @@ def keep(artifact: str, tagger: Any, *, project_id: int) -> None:
 def prepare_next_fit() -> bool:
     """For a process with nothing else to do: the newest model :func:`keep` holds here prepares the next fit
     that continues from it (``prepare_next_fit`` of the tagger, when it has one: the CRF's first pass of a warm
-    fit, :meth:`learning.core.taggers.crf.CRFTagger.prepare_next_fit`). Returns whether it prepared anything;
+    fit, :meth:`learning.core.taggers.crf.CRFTagger.prepare_next_fit`), on one thread: this process is idle,
+    but the worker's other processes may still be finishing a retrain. Returns whether it prepared anything;
     a model read from the store (fitted elsewhere) has nothing to prepare from."""
     kept = list(_TAGGERS.values())  # one call: a task of this process's may change them meanwhile
     if not kept:
         return False
     prepare = getattr(kept[-1], "prepare_next_fit", None)
-    return bool(prepare is not None and prepare())
+    return bool(prepare is not None and prepare(threads=1))
 
 
 def to_continue(artifact: str, *, project_id: int) -> Any:

@@ -276,12 +276,13 @@ class CRFTagger(BaseTagger):
         rows[weights.vocabulary_ids] = np.arange(len(weights.attributes), dtype=np.int32)
         self._vocab_rows = (vocab, rows, self.attributes_, {})
 
-    def prepare_next_fit(self) -> bool:
+    def prepare_next_fit(self, threads: int | None = None) -> bool:
         """Compute what the objective sums over this model's training documents at its weights
         (:class:`~learning.core.taggers.crf_lbfgs.Expectations`), for the next warm fit in this process to start
-        from; for a process with time to spare (a worker between retrains). Returns whether it did: only a
-        model fitted here with the gold lexicon, whose marked documents this process keeps, can. The result
-        (about 50 MB on 500 MEDDOCAN records) is kept until the next fit and never saved."""
+        from; for a process with time to spare (a worker between retrains), on ``threads`` threads (None: the
+        training threads). Returns whether it did: only a model fitted here with the gold lexicon, whose marked
+        documents this process keeps, can. The result (about 50 MB on 500 MEDDOCAN records) is kept until the
+        next fit and never saved."""
         marked = getattr(self, "_marked", None)
         prepared = getattr(self, "_prepared", None)
         if (marked is None or not marked.features or not self.warm_start or not hasattr(self, "state_weights_")
@@ -296,7 +297,7 @@ class CRFTagger(BaseTagger):
         rows = (cached[1] if cached is not None and cached[0] is marked.vocabulary and cached[2] is self.attributes_
                 else None)
         expectations = model_expectations(training_set(marked.features, y, labels), model, rows,
-                                          threads=training_threads())
+                                          threads=threads or training_threads())
         if expectations is None:
             return False
         self._prepared = (marked, weights, expectations)
