@@ -46,9 +46,8 @@ from learning.core.taggers.base import labels_from_tags
 
 __all__ = [
     "CRFWeights", "Curvature", "Expectations", "TrainingSet", "carried_steps", "columns_losing_weights",
-    "feature_expectations",
-    "fit_weights", "known_start",
-    "label_ids", "label_ids_of_runs", "model_expectations", "training_set", "warm_start",
+    "feature_expectations", "fit_weights", "known_start", "label_ids", "label_ids_of_runs", "model_expectations",
+    "training_set", "warm_start",
 ]
 
 #: Sentences of similar length share a batch of the forward-backward; padding is at most this share.
@@ -616,8 +615,8 @@ def columns_losing_weights(data: TrainingSet, previous: CRFWeights, rows: np.nda
 
 
 def model_expectations(
-    data: TrainingSet, model: CRFWeights, rows: np.ndarray | None = None, *, c2: float = 0.0,
-    dtype: type = np.float32, threads: int = 1,
+    data: TrainingSet, model: CRFWeights, rows: np.ndarray | None = None, *, dtype: type = np.float32,
+    threads: int = 1,
 ) -> Expectations | None:
     """The :class:`Expectations` of ``data``'s documents under ``model``'s own weights — all of them, also the
     (attribute, label) pairs that are no feature of ``data`` — or None when ``data`` has other labels than the
@@ -628,12 +627,11 @@ def model_expectations(
     state = np.zeros((old_rows.shape[0], len(model.labels)), dtype=dtype)
     known = old_rows >= 0
     state[known] = model.state[old_rows[known]]
-    return _expectations(data, state, np.asarray(model.transition), c2, dtype, threads)
+    return _expectations(data, state, np.asarray(model.transition), dtype, threads)
 
 
 def feature_expectations(
-    part: TrainingSet, data: TrainingSet, w: np.ndarray, *, c2: float = 0.0, dtype: type = np.float32,
-    threads: int = 1,
+    part: TrainingSet, data: TrainingSet, w: np.ndarray, *, dtype: type = np.float32, threads: int = 1,
 ) -> Expectations | None:
     """The :class:`Expectations` of ``part``'s documents (some of ``data``'s) at the weights ``w`` of ``data``'s
     features; None when ``part`` has other labels than ``data``."""
@@ -650,12 +648,12 @@ def feature_expectations(
     has = rows >= 0
     state = np.zeros((part.vocabulary_ids.shape[0], len(data.labels)), dtype=dtype)
     state[rows[has], data.feature_cols[has]] = w[:n_state][has]
-    return _expectations(part, state, w[n_state:].reshape(len(data.labels), -1), c2, dtype, threads)
+    return _expectations(part, state, w[n_state:].reshape(len(data.labels), -1), dtype, threads)
 
 
-def _expectations(data: TrainingSet, state: np.ndarray, transition: np.ndarray, c2: float, dtype: type,
+def _expectations(data: TrainingSet, state: np.ndarray, transition: np.ndarray, dtype: type,
                   threads: int) -> Expectations:
-    objective = Objective(data, c2, dtype, threads=threads)
+    objective = Objective(data, 0.0, dtype, threads=threads)  # expectations do not depend on c2
     try:
         return objective.expectations(state, transition)
     finally:
@@ -681,8 +679,8 @@ def known_start(
     for sign, part in parts:
         if part.vocabulary_ids.shape[0]:
             # The part's row of each attribute of data, by a table over the vocabulary ids; those it lacks: -1.
-            row_of_id = np.full(max(int(part.vocabulary_ids[-1]), int(data.vocabulary_ids[-1])) + 1, -1,
-                                dtype=np.int64)
+            row_of_id = np.full(max(int(part.vocabulary_ids[-1]), int(data.vocabulary_ids.max(initial=-1))) + 1,
+                                -1, dtype=np.int64)
             row_of_id[part.vocabulary_ids] = np.arange(part.vocabulary_ids.shape[0])
             rows = row_of_id[data.vocabulary_ids][data.feature_rows]
             has = rows >= 0
