@@ -53,6 +53,10 @@ __all__ = [
 #: Sentences of similar length share a batch of the forward-backward; padding is at most this share.
 MAX_PADDING = 0.25
 MAX_BUCKET_TOKENS = 32768
+#: The expected counts of an attribute held by at least this many training tokens are summed in double
+#: precision, from single-precision sums over runs of ``FREQUENT_RUN_TOKENS`` tokens (see :class:`Objective`).
+FREQUENT_ATTRIBUTE_TOKENS = 1024
+FREQUENT_RUN_TOKENS = 4096
 
 
 @dataclass
@@ -248,11 +252,28 @@ class Objective:
         # order, whatever the number of threads. The state features are by attribute, so each thread reads its
         # features' gradient out of its own product, and the whole attribute x label product is never put
         # together.
-        self._columns = _column_blocks(data.matrix, self.threads, dtype)
+        #   Summed so in single precision, the count of an attribute that tens of thousands of tokens hold is off
+        # by units, and the gradient's change along a step, which L-BFGS reads as curvature, by as much: fits
+        # that start from a first pass summed otherwise (:func:`known_start`) then converge worse. The frequent
+        # attributes' counts (a few hundred attributes, two thirds of the entries) are instead summed over runs
+        # of tokens, the runs' sums added in double precision, in run order.
+        matrix = data.matrix
+        held = np.bincount(matrix.indices, minlength=matrix.shape[1])
+        frequent = held >= FREQUENT_ATTRIBUTE_TOKENS
+        in_frequent = frequent[matrix.indices]
+        self._columns = _column_blocks(_entries(matrix, ~in_frequent, dtype=dtype), self.threads, dtype,
+                                       np.where(frequent, 0, held))
         first_rows = np.cumsum([0] + [block.shape[1] for block in self._columns])
         cuts = np.searchsorted(data.feature_rows, first_rows)
         self._features_t = [(data.feature_rows[a:b] - first, data.feature_cols[a:b])
                             for a, b, first in zip(cuts[:-1], cuts[1:], first_rows[:-1].tolist())]
+        self._frequent = np.flatnonzero(frequent)
+        column = np.cumsum(frequent) - 1  # a frequent attribute's column among the frequent ones
+        by_frequent = _entries(matrix, in_frequent, column, self._frequent.shape[0], dtype)
+        self._runs = [by_frequent[a : a + FREQUENT_RUN_TOKENS] for a in range(0, matrix.shape[0], FREQUENT_RUN_TOKENS)]
+        of_frequent = frequent[data.feature_rows]
+        self._frequent_features = (np.flatnonzero(of_frequent), column[data.feature_rows[of_frequent]],
+                                   data.feature_cols[of_frequent])
         self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         self._pending: tuple[np.ndarray, np.ndarray, list] | None = None  # the last value's point and passes
         self.calls = 0  # values: passes over the training set
@@ -325,7 +346,22 @@ class Objective:
         unary, forwards, log_z = self._forward(state.astype(self.dtype), transition.astype(self.dtype))
         expected, transitions = self._backward(unary, forwards)
         counts = np.concatenate(self._map(lambda block: block.T @ expected, self._columns))
+        counts[self._frequent] = self._frequent_counts(expected)
         return Expectations(list(self.data.labels), self.data.vocabulary_ids, counts, transitions, log_z)
+
+    def _frequent_counts(self, expected: np.ndarray) -> np.ndarray:
+        """The expected counts (frequent attributes, labels) of the frequent attributes, in double precision:
+        summed over each run of tokens, the runs' sums added in run order (the same on any number of threads)."""
+        n_labels = expected.shape[1]
+        if not self._frequent.shape[0]:
+            return np.zeros((0, n_labels))
+        starts = range(0, expected.shape[0], FREQUENT_RUN_TOKENS)
+        sums = self._map(lambda k: self._runs[k].T @ expected[starts[k] : starts[k] + FREQUENT_RUN_TOKENS],
+                         range(len(self._runs)))
+        total = np.zeros((self._frequent.shape[0], n_labels))
+        for run in sums:
+            total += run
+        return total
 
     def gradient(self) -> np.ndarray:
         """The gradient at the point of the last :meth:`value`."""
@@ -341,7 +377,10 @@ class Objective:
             rows, cols = self._features_t[k]
             return (self._columns[k].T @ expected)[rows, cols]
 
-        state_grad = np.concatenate(self._map(counts, range(len(self._columns)))) - data.observed
+        state_expected = np.concatenate(self._map(counts, range(len(self._columns)))).astype(np.float64)
+        at, rows, cols = self._frequent_features
+        state_expected[at] = self._frequent_counts(expected)[rows, cols]
+        state_grad = state_expected - data.observed
         grad = np.concatenate([state_grad, (expected_transitions - data.observed_transitions).ravel()])
         grad += 2.0 * self.c2 * w
         return grad
@@ -356,6 +395,22 @@ def _balanced_cuts(entries: np.ndarray, n: int) -> list[int]:
         return [0, size]
     cuts = np.searchsorted(entries, np.linspace(0, entries[-1], n + 1)[1:-1])
     return [0, *np.unique(np.clip(cuts, 1, size - 1)).tolist(), size]
+
+
+def _entries(matrix: sp.csr_matrix, keep: np.ndarray, column: np.ndarray | None = None,
+             n_columns: int | None = None, dtype: type = np.float32) -> sp.csr_matrix:
+    """The entries of the binary ``matrix`` (a training set's) where ``keep`` (a mask of its entries), in the
+    same rows, in ``dtype``; their columns renumbered by ``column`` (old column -> new) into ``n_columns`` when
+    given."""
+    index = matrix.indices.dtype
+    before = np.concatenate([np.zeros(1, dtype=index), np.cumsum(keep, dtype=index)])[matrix.indptr]
+    indices = matrix.indices[keep]
+    if column is not None:
+        indices = column[indices].astype(index, copy=False)
+    out = sp.csr_matrix((np.ones(indices.shape[0], dtype=dtype), indices, before),
+                        shape=(matrix.shape[0], matrix.shape[1] if n_columns is None else n_columns))
+    out.has_sorted_indices = matrix.has_sorted_indices
+    return out
 
 
 def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
@@ -373,13 +428,16 @@ def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matri
     return blocks
 
 
-def _column_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
+def _column_blocks(matrix: sp.csr_matrix, n: int, dtype: type,
+                   per_column: np.ndarray | None = None) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive columns holding about as many entries each
-    (copies of its entries in those columns; the matrix itself, its values in ``dtype``, when one block)."""
+    (copies of its entries in those columns; the matrix itself, its values in ``dtype``, when one block);
+    ``per_column``: its entries in each column, when known."""
     whole = _row_blocks(matrix, 1, dtype)[0]
     if n <= 1:
         return [whole]
-    per_column = np.bincount(matrix.indices, minlength=matrix.shape[1])
+    if per_column is None:
+        per_column = np.bincount(matrix.indices, minlength=matrix.shape[1])
     bounds = _balanced_cuts(np.concatenate([[0], np.cumsum(per_column)]), n)
     return [whole] if len(bounds) == 2 else [whole[:, a:b] for a, b in zip(bounds, bounds[1:])]
 

@@ -20,8 +20,8 @@ from learning.core.marginals import chain_backward, chain_forward, chain_statist
 from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import (
-    CRFWeights, Objective, carried_steps, columns_losing_weights, feature_expectations, fit_weights, known_start,
-    label_ids, label_ids_of_runs, model_expectations, owlqn, training_set, warm_start,
+    FREQUENT_ATTRIBUTE_TOKENS, CRFWeights, Objective, carried_steps, columns_losing_weights, feature_expectations,
+    fit_weights, known_start, label_ids, label_ids_of_runs, model_expectations, owlqn, training_set, warm_start,
 )
 from corpus.types import Document, Span
 
@@ -266,6 +266,16 @@ def test_a_value_then_its_gradient_is_the_objective_called_whole():
     np.testing.assert_array_equal(objective.gradient(), grad)
     with pytest.raises(RuntimeError):
         objective.gradient()  # once per value
+
+
+def test_in_single_precision_the_frequent_attributes_counts_are_summed_in_runs_in_double_precision():
+    data = problem(read_split("train")[:150])
+    held = np.bincount(data.matrix.indices, minlength=data.matrix.shape[1])
+    assert held.max() > 40 * FREQUENT_ATTRIBUTE_TOKENS  # sums of tens of thousands of marginals
+    w = np.random.default_rng(3).normal(0, 0.3, data.n_features)
+    single, exact = Objective(data, 0.05, np.float32)(w)[1], Objective(data, 0.05, np.float64)(w)[1]
+    # Summed token after token in single precision, the largest counts were off by 0.03 here.
+    assert np.abs(single - exact).max() < 0.01
 
 
 def test_expectations_put_together_are_the_objective_and_its_gradient():
