@@ -49,8 +49,9 @@ from tests.unit.core.meddocan import MEDDOCAN_DIR, read_split  # noqa: E402
 
 
 def objective_of(tagger: CRFTagger, docs, cache: FeatureCache) -> float:
-    """crfsuite's objective (NLL + c1 |w|_1 + c2 |w|^2) of ``tagger``'s weights on ``docs``."""
-    feats = CRFTagger(feature_cache=cache).features(docs)
+    """crfsuite's objective (NLL + c1 |w|_1 + c2 |w|^2) of ``tagger``'s weights on ``docs``, featurized as a fit
+    on them featurizes them (each marked by the gold lexicon of the others)."""
+    feats = CRFTagger(feature_cache=cache)._training_features(docs)[0]
     tags = [spans_to_bio(f.tokens, d.spans)[0] for d, f in zip(docs, feats)]
     labels = labels_from_tags(tags)
     data = training_set(feats, label_ids(tags, labels), labels)
