@@ -117,18 +117,16 @@ class IdleCollection:
                 break
 
     def _do_work(self) -> None:
+        log = logging.getLogger(__name__)
         for function in self.work:
-            began = time.perf_counter()
+            name, began = getattr(function, "__name__", function), time.perf_counter()
             try:
                 done = function()
             except Exception:  # noqa: BLE001 - idle work must never take the process down
-                logging.getLogger(__name__).exception("Idle work %s of process %s failed",
-                                                      getattr(function, "__name__", function), os.getpid())
+                log.exception("Idle work %s of process %s failed", name, os.getpid())
                 continue
             if done:
-                logging.getLogger(__name__).info("Idle work %s of process %s done in %.2f s",
-                                                 getattr(function, "__name__", function), os.getpid(),
-                                                 time.perf_counter() - began)
+                log.info("Idle work %s of process %s done in %.2f s", name, os.getpid(), time.perf_counter() - began)
 
     def _collect(self) -> None:
         began = time.perf_counter()

@@ -28,7 +28,7 @@ from learning.core.params import Param
 from learning.core.taggers.base import BaseTagger, labels_from_tags, training_threads
 from learning.core.taggers.crf_lbfgs import (
     CRFWeights, Curvature, Expectations, columns_losing_weights, feature_expectations, fit_weights, known_start,
-    label_ids_of_runs, model_expectations, training_set, warm_start,
+    model_expectations, training_set_of_runs, warm_start,
 )
 from corpus.text import Token
 from corpus.types import Document, Span
@@ -244,8 +244,7 @@ class CRFTagger(BaseTagger):
         (which may add attributes and labels)."""
         if not any(f.sentences for f in feats):
             raise ValueError("cannot fit a CRF on documents without tokens")
-        labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, self.labels_)
-        data = training_set(feats, y, labels)
+        data = training_set_of_runs(feats, runs, self.labels_)
         curvature = self._carried_curvature(feats[0].vocabulary)
         previous = CRFWeights(self.attributes_, self.labels_, self.state_weights_, self.transition_weights_)
         # The rows of the current model by vocabulary id (kept when this process has scored with it, else
@@ -289,15 +288,14 @@ class CRFTagger(BaseTagger):
                 or (prepared is not None and prepared[0] is marked)):
             return False
         weights = self.state_weights_
-        labels, y = label_ids_of_runs([f.n_tokens for f in marked.features], marked.runs, self.labels_)
         model = CRFWeights(self.attributes_, self.labels_, weights, self.transition_weights_)
         # The rows by vocabulary id only when kept already: making them interns the model's attributes in the
         # process's vocabulary, which a task may be extending meanwhile. Without them attributes go by name.
         cached = getattr(self, "_vocab_rows", None)
         rows = (cached[1] if cached is not None and cached[0] is marked.vocabulary and cached[2] is self.attributes_
                 else None)
-        expectations = model_expectations(training_set(marked.features, y, labels), model, rows,
-                                          threads=threads or training_threads())
+        expectations = model_expectations(training_set_of_runs(marked.features, marked.runs, self.labels_), model,
+                                          rows, threads=threads or training_threads())
         if expectations is None:
             return False
         self._prepared = (marked, weights, expectations)
@@ -340,13 +338,12 @@ class CRFTagger(BaseTagger):
         parts: list[tuple[float, Expectations | None]] = [(1.0, expectations)]
         threads = training_threads()
         if changed:
-            feats, runs = [before.features[k] for k in changed], [before.runs[k] for k in changed]
-            labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, data.labels)
-            parts.append((-1.0, model_expectations(training_set(feats, y, labels), previous, rows, threads=threads)))
+            gone = training_set_of_runs([before.features[k] for k in changed], [before.runs[k] for k in changed],
+                                        data.labels)
+            parts.append((-1.0, model_expectations(gone, previous, rows, threads=threads)))
         if came:
-            feats, runs = [after.features[i] for i in came], [after.runs[i] for i in came]
-            labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, data.labels)
-            parts.append((1.0, feature_expectations(training_set(feats, y, labels), data, init, threads=threads)))
+            new = training_set_of_runs([after.features[i] for i in came], [after.runs[i] for i in came], data.labels)
+            parts.append((1.0, feature_expectations(new, data, init, threads=threads)))
         if any(part is None for _, part in parts):
             return None
         return known_start(data, init, self.c2, parts)

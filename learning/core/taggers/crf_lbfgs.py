@@ -47,7 +47,7 @@ from learning.core.taggers.base import labels_from_tags
 __all__ = [
     "CRFWeights", "Curvature", "Expectations", "TrainingSet", "carried_steps", "columns_losing_weights",
     "feature_expectations", "fit_weights", "known_start", "label_ids", "label_ids_of_runs", "model_expectations",
-    "training_set", "warm_start",
+    "training_set", "training_set_of_runs", "warm_start",
 ]
 
 #: Sentences of similar length share a batch of the forward-backward; padding is at most this share.
@@ -206,6 +206,15 @@ def training_set(feats: Sequence[DocumentFeatures], y: np.ndarray, labels: Seque
         observed=counts.data, matrix=matrix,
         observed_transitions=bigrams, buckets=_buckets(starts_a, lengths_a),
     )
+
+
+def training_set_of_runs(
+    feats: Sequence[DocumentFeatures], runs: Sequence[Sequence[tuple[int, int, str]]], known: Sequence[str] = (),
+) -> TrainingSet:
+    """:func:`training_set` of documents whose gold is token ``runs``, labelled as :func:`label_ids_of_runs`
+    labels them (``known``: labels kept besides theirs)."""
+    labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, known)
+    return training_set(feats, y, labels)
 
 
 def _buckets(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -625,11 +634,7 @@ def warm_start(data: TrainingSet, previous: CRFWeights, rows: np.ndarray | None 
     ``rows``, when given, maps a vocabulary id of the training set's features to the row of ``previous``
     holding that attribute (``len(previous.attributes)`` or more where none does; ids past its end are new):
     the previous model's attributes are then not looked up by name."""
-    old_rows = _previous_rows(data, previous, rows)
-    col_of = {lab: i for i, lab in enumerate(previous.labels)}
-    old_cols = np.array([col_of.get(lab, -1) for lab in data.labels], dtype=np.int64)
-    at_rows, at_cols = old_rows[data.feature_rows], old_cols[data.feature_cols]
-    known = (at_rows >= 0) & (at_cols >= 0)
+    _, old_cols, at_rows, at_cols, known = _previous_features(data, previous, rows)
     state = np.zeros(at_rows.shape[0])
     state[known] = previous.state[at_rows[known], at_cols[known]]
     n_labels = len(data.labels)
@@ -637,6 +642,16 @@ def warm_start(data: TrainingSet, previous: CRFWeights, rows: np.ndarray | None 
     kept = old_cols >= 0
     transition[np.ix_(kept, kept)] = previous.transition[np.ix_(old_cols[kept], old_cols[kept])]
     return np.concatenate([state, transition.ravel()])
+
+
+def _previous_features(data: TrainingSet, previous: CRFWeights, rows: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Where ``data``'s attributes, labels and features are in ``previous``: the row of each attribute and the
+    column of each label (-1 where none), the row and column of each feature, and which features it has."""
+    old_rows = _previous_rows(data, previous, rows)
+    col_of = {lab: i for i, lab in enumerate(previous.labels)}
+    old_cols = np.array([col_of.get(lab, -1) for lab in data.labels], dtype=np.int64)
+    at_rows, at_cols = old_rows[data.feature_rows], old_cols[data.feature_cols]
+    return old_rows, old_cols, at_rows, at_cols, (at_rows >= 0) & (at_cols >= 0)
 
 
 def _previous_rows(data: TrainingSet, previous: CRFWeights, rows: np.ndarray | None) -> np.ndarray:
@@ -660,11 +675,7 @@ def columns_losing_weights(data: TrainingSet, previous: CRFWeights, rows: np.nda
     """The columns of ``data`` (attributes) that ``previous`` weighs for a label with which they are no feature
     of ``data``: :func:`warm_start` drops those weights, so tokens holding one of these attributes score otherwise
     from its weights than under ``previous`` (``rows`` as in :func:`warm_start`)."""
-    old_rows = _previous_rows(data, previous, rows)
-    col_of = {lab: i for i, lab in enumerate(previous.labels)}
-    old_cols = np.array([col_of.get(lab, -1) for lab in data.labels], dtype=np.int64)
-    at_rows, at_cols = old_rows[data.feature_rows], old_cols[data.feature_cols]
-    known = (at_rows >= 0) & (at_cols >= 0)
+    old_rows, _, at_rows, at_cols, known = _previous_features(data, previous, rows)
     state = np.asarray(previous.state)
     carried = np.bincount(at_rows[known], weights=state[at_rows[known], at_cols[known]] != 0,
                           minlength=state.shape[0])

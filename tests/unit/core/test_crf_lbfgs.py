@@ -21,7 +21,8 @@ from learning.core.taggers.base import labels_from_tags
 from learning.core.taggers.crf import CRFTagger
 from learning.core.taggers.crf_lbfgs import (
     FREQUENT_ATTRIBUTE_TOKENS, CRFWeights, Objective, carried_steps, columns_losing_weights, feature_expectations,
-    fit_weights, known_start, label_ids, label_ids_of_runs, model_expectations, owlqn, training_set, warm_start,
+    fit_weights, known_start, label_ids, label_ids_of_runs, model_expectations, owlqn, training_set,
+    training_set_of_runs, warm_start,
 )
 from corpus.types import Document, Span
 
@@ -335,8 +336,7 @@ def test_a_warm_fits_first_pass_put_together_from_prepared_expectations_is_its_o
     feats, _, runs = continued._training_features(docs)
     before, after = continued._extended
     assert any(after.features[after.index[key]] is not before.features[k] for key, k in before.index.items())
-    labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, continued.labels_)
-    data = training_set(feats, y, labels)
+    data = training_set_of_runs(feats, runs, continued.labels_)
     previous = CRFWeights(continued.attributes_, continued.labels_, continued.state_weights_,
                           continued.transition_weights_)
     rows = continued._vocabulary_rows(continued._extractor())[1]
@@ -358,8 +358,7 @@ def test_documents_holding_an_attribute_that_loses_a_weight_are_passed_over_agai
     tagger, _, docs = grown
     probe = tagger.copy_to_continue()
     feats, _, runs = probe._training_features(docs)
-    labels, y = label_ids_of_runs([f.n_tokens for f in feats], runs, probe.labels_)
-    data = training_set(feats, y, labels)
+    data = training_set_of_runs(feats, runs, probe.labels_)
     # A weight the next training set has no feature for (as when only a record's former marks had the pair):
     # large, on an attribute of the model that a few tokens of records unchanged since the last fit hold, for a
     # label it is never seen with.
@@ -376,7 +375,8 @@ def test_documents_holding_an_attribute_that_loses_a_weight_are_passed_over_agai
     column = int(np.flatnonzero((held >= 3) & (held <= 6) & in_unchanged
                                 & (rows[data.vocabulary_ids] < len(probe.attributes_)))[0])
     row = int(rows[data.vocabulary_ids[column]])
-    label = next(k for k in range(len(labels)) if not np.any((data.feature_rows == column) & (data.feature_cols == k)))
+    label = next(k for k in range(len(data.labels))
+                 if not np.any((data.feature_rows == column) & (data.feature_cols == k)))
     weights = tagger.state_weights_.copy()
     weights[row, label] = 8.0
     previous = CRFWeights(tagger.attributes_, tagger.labels_, weights, tagger.transition_weights_)
