@@ -251,11 +251,11 @@ class CRFTagger(BaseTagger):
         # made by interning its attributes, far fewer than the training set's): no attribute looked up by name.
         rows = self._vocabulary_rows(self._extractor())[1]
         init = warm_start(data, previous, rows)
-        start = self._known_start(data, init, previous, rows)
+        # The first value and gradient, when prepared, are put together while the objective is set up.
         weights = fit_weights(data, c1=self.c1, c2=self.c2, max_iterations=self._warm_iterations(len(feats)),
                               epsilon=self.epsilon, init=init,
                               step_scale=getattr(self, "step_scale_", None), curvature=curvature,
-                              threads=training_threads(), start=start)
+                              threads=training_threads(), start=lambda: self._known_start(data, init, previous, rows))
         self.crf_ = None
         self.attributes_ = weights.attributes
         self.labels_ = weights.labels
@@ -265,7 +265,7 @@ class CRFTagger(BaseTagger):
         self.fit_evaluations_ = weights.evaluations
         self.fit_gradients_ = weights.gradients
         self.fit_carried_steps_ = weights.carried_steps
-        self.fit_prepared_ = start is not None
+        self.fit_prepared_ = weights.known_start
         self.step_scale_ = weights.step_scale
         self._curvature = (feats[0].vocabulary, weights.curvature)
         # Its rows by vocabulary id are known from the fit: scoring in this process starts without looking

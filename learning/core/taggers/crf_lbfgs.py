@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,6 +73,7 @@ class CRFWeights:
     evaluations: int = 0  # of the objective, each a pass over the training set (not the known first one)
     gradients: int = 0  # of those, how many went on to the gradient (three fifths of the work of a pass)
     carried_steps: int = 0  # of an earlier fit's curvature, that this fit started from
+    known_start: bool = False  # whether its first value and gradient were given (see :func:`fit_weights`)
     vocabulary_ids: np.ndarray | None = None  # of the attributes, when fitted on a training set that has them
     curvature: "Curvature | None" = None  # the trainer's last steps, for a next fit to start from
 
@@ -266,24 +267,27 @@ class Objective:
         # that start from a first pass summed otherwise (:func:`known_start`) then converge worse. The frequent
         # attributes' counts (a few hundred attributes, two thirds of the entries) are instead summed over runs
         # of tokens, the runs' sums added in double precision, in run order.
+        #   The two sets of entries are made side by side when there are threads for it.
+        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         matrix = data.matrix
         held = np.bincount(matrix.indices, minlength=matrix.shape[1])
         frequent = held >= FREQUENT_ATTRIBUTE_TOKENS
         in_frequent = frequent[matrix.indices]
-        self._columns = _column_blocks(_entries(matrix, ~in_frequent, dtype=dtype), self.threads, dtype,
-                                       np.where(frequent, 0, held))
+        column = np.cumsum(frequent) - 1  # a frequent attribute's column among the frequent ones
+        self._frequent = np.flatnonzero(frequent)
+        self._columns, by_frequent = self._map(lambda make: make(), [
+            lambda: _column_blocks(_entries(matrix, ~in_frequent, dtype=dtype), self.threads, dtype,
+                                   np.where(frequent, 0, held)),
+            lambda: _entries(matrix, in_frequent, column, self._frequent.shape[0], dtype),
+        ])
         first_rows = np.cumsum([0] + [block.shape[1] for block in self._columns])
         cuts = np.searchsorted(data.feature_rows, first_rows)
         self._features_t = [(data.feature_rows[a:b] - first, data.feature_cols[a:b])
                             for a, b, first in zip(cuts[:-1], cuts[1:], first_rows[:-1].tolist())]
-        self._frequent = np.flatnonzero(frequent)
-        column = np.cumsum(frequent) - 1  # a frequent attribute's column among the frequent ones
-        by_frequent = _entries(matrix, in_frequent, column, self._frequent.shape[0], dtype)
-        self._runs = [by_frequent[a : a + FREQUENT_RUN_TOKENS] for a in range(0, matrix.shape[0], FREQUENT_RUN_TOKENS)]
+        self._runs = _row_runs(by_frequent, FREQUENT_RUN_TOKENS)
         of_frequent = frequent[data.feature_rows]
         self._frequent_features = (np.flatnonzero(of_frequent), column[data.feature_rows[of_frequent]],
                                    data.feature_cols[of_frequent])
-        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         self._pending: tuple[np.ndarray, np.ndarray, list] | None = None  # the last value's point and passes
         self.calls = 0  # values: passes over the training set
         self.gradients = 0
@@ -425,8 +429,18 @@ def _entries(matrix: sp.csr_matrix, keep: np.ndarray, column: np.ndarray | None 
 def _row_blocks(matrix: sp.csr_matrix, n: int, dtype: type) -> list[sp.csr_matrix]:
     """``matrix`` in ``dtype``, cut into ``n`` blocks of consecutive rows holding about as many entries each:
     views of its index arrays (nothing sorted, summed or copied but the values)."""
+    return _row_views(matrix, _balanced_cuts(matrix.indptr, n), dtype)
+
+
+def _row_runs(matrix: sp.csr_matrix, rows: int) -> list[sp.csr_matrix]:
+    """``matrix`` cut into runs of ``rows`` consecutive rows (the last one shorter): views, as :func:`_row_blocks`
+    makes them."""
+    return _row_views(matrix, [*range(0, matrix.shape[0], rows), matrix.shape[0]], matrix.dtype)
+
+
+def _row_views(matrix: sp.csr_matrix, bounds: Sequence[int], dtype: type) -> list[sp.csr_matrix]:
+    """The rows of ``matrix`` between each two of ``bounds`` (row numbers, ascending), in ``dtype``."""
     values = matrix.data.astype(dtype, copy=False)
-    bounds = _balanced_cuts(matrix.indptr, n)
     blocks = []
     for a, b in zip(bounds, bounds[1:]):
         first, last = int(matrix.indptr[a]), int(matrix.indptr[b])
@@ -454,12 +468,14 @@ def _column_blocks(matrix: sp.csr_matrix, n: int, dtype: type,
 def fit_weights(
     data: TrainingSet, *, c1: float, c2: float, max_iterations: int, epsilon: float = 1e-5,
     init: np.ndarray | None = None, history: int = 6, dtype: type = np.float32, step_scale: float | None = None,
-    curvature: Curvature | None = None, threads: int = 1, start: tuple[float, np.ndarray] | None = None,
+    curvature: Curvature | None = None, threads: int = 1,
+    start: tuple[float, np.ndarray] | Callable[[], tuple[float, np.ndarray] | None] | None = None,
 ) -> CRFWeights:
     """Minimise crfsuite's objective on ``data`` from ``init`` (zero when None) by OWL-QN (:func:`owlqn`),
     its first step scaled by ``step_scale`` (the previous fit's, when it continues one), the objective computed
     on ``threads`` threads; ``start``, when given, is the objective's value and gradient at ``init`` without the
-    L1 term (:func:`known_start`), which spares the first pass.
+    L1 term (:func:`known_start`), which spares the first pass, or a function that returns them or None: it
+    then runs on a thread of its own while the objective is set up.
 
     Stops after ``max_iterations`` iterations or when an iteration improves the objective by less than
     ``epsilon`` relatively.
@@ -468,8 +484,15 @@ def fit_weights(
     w0 = np.zeros(n) if init is None else np.asarray(init, dtype=np.float64)
     if w0.shape != (n,):
         raise ValueError(f"initial weights have shape {w0.shape}, the model has {n} features")
-    objective = Objective(data, c2, dtype, threads=threads)
-    carried = carried_steps(data, curvature) if curvature is not None else []
+    with ThreadPoolExecutor(1) as aside:
+        known = aside.submit(start) if callable(start) else None
+        objective = Objective(data, c2, dtype, threads=threads)
+        carried = carried_steps(data, curvature) if curvature is not None else []
+        try:
+            start = known.result() if known is not None else start
+        except BaseException:
+            objective.close()
+            raise
     try:
         w, value, iterations, scale, steps = owlqn(
             objective, w0, c1=c1, max_iterations=max_iterations, epsilon=epsilon, history=history,
@@ -493,7 +516,8 @@ def fit_weights(
                       transition=w[n_state:].reshape(n_labels, n_labels).copy(), iterations=iterations,
                       objective=value,
                       step_scale=scale, evaluations=objective.calls,
-                      gradients=objective.gradients, carried_steps=len(carried), curvature=kept)
+                      gradients=objective.gradients, carried_steps=len(carried), curvature=kept,
+                      known_start=start is not None)
 
 
 def owlqn(

@@ -312,6 +312,28 @@ def test_expectations_put_together_are_the_objective_and_its_gradient():
     assert feature_expectations(fewer, data, w) is None
 
 
+def test_a_first_pass_given_as_a_function_is_put_together_beside_the_set_up_and_spares_the_first_pass():
+    docs = read_split("train")[:10]
+    data = problem(docs)
+    w = np.random.default_rng(9).normal(0, 0.1, data.n_features)
+    objective = Objective(data, c2=0.05)
+    first = known_start(data, w, 0.05, [(1.0, objective.expectations(*objective.unpack(w)))])
+    objective.close()
+    options = dict(c1=0.1, c2=0.05, max_iterations=3, init=w, threads=2)
+    given, later, none = (fit_weights(data, start=start, **options) for start in (first, lambda: first, lambda: None))
+    plain = fit_weights(data, **options)
+    assert given.known_start and later.known_start and not none.known_start and not plain.known_start
+    np.testing.assert_array_equal(later.state, given.state)
+    assert later.evaluations == given.evaluations == plain.evaluations - 1
+    np.testing.assert_array_equal(none.state, plain.state)
+
+    def failing():
+        raise RuntimeError("no first pass")
+
+    with pytest.raises(RuntimeError, match="no first pass"):
+        fit_weights(data, start=failing, **options)
+
+
 def _meddocan_grown(cache):
     """A warm-started CRF fitted cold on 100 MEDDOCAN training records then warm on 102, with the 107 it fits on
     next (the five new ones add no label, and the lexicon marks some of the 102 anew)."""
