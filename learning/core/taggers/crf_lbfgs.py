@@ -487,8 +487,8 @@ def fit_weights(
     with ThreadPoolExecutor(1) as aside:
         known = aside.submit(start) if callable(start) else None
         objective = Objective(data, c2, dtype, threads=threads)
-        carried = carried_steps(data, curvature) if curvature is not None else []
         try:
+            carried = carried_steps(data, curvature) if curvature is not None else []
             start = known.result() if known is not None else start
         except BaseException:
             objective.close()
