@@ -62,6 +62,13 @@ features and vocabulary are deleted (the first retrain of records no process has
 2-worker cold run (features and vocabulary stored) as a ratio of it, and both cold scorings as ratios of the
 warm one.
 
+Where the processors go, per retrain over the same clock (Linux's ``/proc``): ``cpu_seconds`` (the warm runs'
+median) of the whole machine, of the worker's processes, of PostgreSQL's and of this process, and
+``cores_busy``, the machine's processor seconds over the seconds to the new ranking. A retrain costs about the
+same processor time with 1 and with 2 worker processes, so the whole-loop speed-up is about
+``cores_busy_ratio`` (2 workers over 1): with 1 worker the other processors are not idle either (the fit's
+threads, PostgreSQL, this process), and with 2 the machine is busy all but what the serial steps leave idle.
+
 ``--large-pool N`` then grows the pool to N records and times two more retrains with 2 workers (how the
 refresh grows with the pool). Unless ``--no-quality``, the warm start's quality is checked in the same run
 (``warm_start_quality``, from ``bench/warm_start.py``: 20 warm batches after a cold fit on 400 MEDDOCAN
@@ -170,6 +177,36 @@ def ratio(a: float | None, b: float | None) -> float | None:
 TASK_LINE = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] (received|succeeded|raised|failed|ignored|rejected|retry)")
 
 
+def cpu_seconds(worker_pid: int) -> dict[str, float]:
+    """The processor seconds used so far (Linux's ``/proc``; {} elsewhere): by the whole machine (every
+    processor, busy), by the worker (its main process and its pool processes), by PostgreSQL (the processes named
+    so) and by this process. A process that ends between two readings is left out of its group's difference."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        with open("/proc/stat") as f:
+            user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in f.readline().split()[1:8])
+    except OSError:
+        return {}
+    used = {"machine": (user + nice + system + irq + softirq) / tick, "workers": 0.0, "postgres": 0.0, "bench": 0.0}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # ended meanwhile
+        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        pid, seconds_used = int(entry), (int(fields[11]) + int(fields[12])) / tick
+        if pid == worker_pid or int(fields[1]) == worker_pid:
+            used["workers"] += seconds_used
+        elif name == "postgres":
+            used["postgres"] += seconds_used
+        elif pid == os.getpid():
+            used["bench"] += seconds_used
+    return used
+
+
 def settle(worker) -> None:
     """Wait until the worker runs no task (at most :data:`SETTLE_SECONDS`), as its log tells (it logs each task
     it receives and each one it ends), then :data:`QUIET_SECONDS` more: the batch that an annotator takes
@@ -274,6 +311,7 @@ class Loop:
                 if handout is None:
                     raise RuntimeError("the pool ran out of records")
                 record = self.origin[handout.annotation.document.external_id]
+                cpu_before = cpu_seconds(worker.process.pid)
                 started = time.perf_counter()
                 result = submit(annotation_id=handout.annotation.pk, user=self.annotator,
                                 version=handout.annotation.version, spans=true_spans(record), active_seconds=30.0)
@@ -284,6 +322,7 @@ class Loop:
                 raise RuntimeError("the batch-completing submission queued no retrain")
             now, elapsed = async_to_sync(self._published)(layer, channel, worker, old_version=old_version,
                                                           last_job=last_job, started=started)
+            cpu_after = cpu_seconds(worker.process.pid)
         finally:
             async_to_sync(layer.group_discard)(project_group(self.project.pk), channel)
 
@@ -294,8 +333,11 @@ class Loop:
         scoring = seconds(job.finished_at, job.trained_at)
         scored_tokens = sum(self.tokens[document_id] for document_id in scored)
         handout = next_record(project=self.project, user=self._new_checker())
+        cpu = {key: cpu_after[key] - cpu_before[key] for key in cpu_before}
         return {
             "seconds_to_new_ranking": elapsed,
+            "cpu_seconds": cpu,
+            "cores_busy": cpu["machine"] / elapsed if cpu else None,
             "queue_seconds": seconds(job.started_at, job.created_at),
             "fit_seconds": (job.result or {}).get("train_seconds"),
             "train_seconds": seconds(job.trained_at, job.started_at),
@@ -345,6 +387,9 @@ def summarise(runs: list[dict]) -> dict:
         "fit_seconds": stage("fit_seconds"),
         "scoring_seconds": stage("scoring_seconds"),
         "tokens_scored_per_second": stage("tokens_scored_per_second", 0),
+        "cores_busy": stage("cores_busy", 2),
+        "cpu_seconds": {key: rounded(statistics.median(run["cpu_seconds"][key] for run in runs[1:] or runs), 2)
+                        for key in runs[0]["cpu_seconds"]},
         "seconds_to_new_ranking_runs": [rounded(run["seconds_to_new_ranking"]) for run in runs],
         "shards": runs[-1]["shards"],
         "pool_size": runs[-1]["pool_size"],
@@ -598,6 +643,8 @@ def run(args, *, scratch: Path, hosts, worker_counts: list[int], pool_size: int,
         "speedup_total": {"cold": speedup("seconds_to_new_ranking", "cold"),
                           "warm": speedup("seconds_to_new_ranking", "warm")},
         "speedup_scoring": {"cold": speedup("scoring_seconds", "cold"), "warm": speedup("scoring_seconds", "warm")},
+        "cores_busy_ratio": {state: ratio(two["cores_busy"][state], one["cores_busy"][state]) if one and two else None
+                             for state in ("cold", "warm")},
         "ideal_speedup_total": ideal,
         "two_processes": {
             **machine,
