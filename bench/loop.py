@@ -177,10 +177,11 @@ def ratio(a: float | None, b: float | None) -> float | None:
 TASK_LINE = re.compile(r"Task [\w.]+\[([0-9a-f-]+)\] (received|succeeded|raised|failed|ignored|rejected|retry)")
 
 
-def cpu_seconds(worker_pid: int) -> dict[str, float]:
+def cpu_seconds(worker_pid: int | None) -> dict[str, float]:
     """The processor seconds used so far (Linux's ``/proc``; {} elsewhere): by the whole machine (every
-    processor, busy), by the worker (its main process and its pool processes), by PostgreSQL (the processes named
-    so) and by this process. A process that ends between two readings is left out of its group's difference."""
+    processor, busy), by the worker (its main process ``worker_pid`` and its pool processes; none when None: the
+    workers of ``--hosts``' two hosts), by PostgreSQL (the processes named so) and by this process. A process that
+    ends between two readings is left out of its group's difference."""
     tick = os.sysconf("SC_CLK_TCK")
     try:
         with open("/proc/stat") as f:
@@ -198,7 +199,7 @@ def cpu_seconds(worker_pid: int) -> dict[str, float]:
             continue  # ended meanwhile
         name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
         pid, seconds_used = int(entry), (int(fields[11]) + int(fields[12])) / tick
-        if pid == worker_pid or int(fields[1]) == worker_pid:
+        if worker_pid is not None and worker_pid in (pid, int(fields[1])):
             used["workers"] += seconds_used
         elif name == "postgres":
             used["postgres"] += seconds_used
@@ -297,6 +298,7 @@ class Loop:
         from learning.models import RetrainJob
 
         settle(worker)
+        worker_pid = getattr(getattr(worker, "process", None), "pid", None)
         before = self._current()
         old_version = before[1] if before else None
         last_job = RetrainJob.objects.filter(project=self.project).order_by("-pk").values_list("pk", flat=True).first()
@@ -311,7 +313,7 @@ class Loop:
                 if handout is None:
                     raise RuntimeError("the pool ran out of records")
                 record = self.origin[handout.annotation.document.external_id]
-                cpu_before = cpu_seconds(worker.process.pid)
+                cpu_before = cpu_seconds(worker_pid)
                 started = time.perf_counter()
                 result = submit(annotation_id=handout.annotation.pk, user=self.annotator,
                                 version=handout.annotation.version, spans=true_spans(record), active_seconds=30.0)
@@ -322,7 +324,7 @@ class Loop:
                 raise RuntimeError("the batch-completing submission queued no retrain")
             now, elapsed = async_to_sync(self._published)(layer, channel, worker, old_version=old_version,
                                                           last_job=last_job, started=started)
-            cpu_after = cpu_seconds(worker.process.pid)
+            cpu_after = cpu_seconds(worker_pid)
         finally:
             async_to_sync(layer.group_discard)(project_group(self.project.pk), channel)
 

@@ -732,11 +732,9 @@ def feature_expectations(
         return None
     n_state = int(data.feature_rows.shape[0])
     # Each of data's attributes' column in part (-1 where part lacks it); part's attributes are data's.
-    column = np.full(data.vocabulary_ids.shape[0], -1, dtype=np.int64)
-    at = np.searchsorted(data.vocabulary_ids, part.vocabulary_ids)
-    if np.any(at >= data.vocabulary_ids.shape[0]) or np.any(data.vocabulary_ids[at] != part.vocabulary_ids):
+    column = _positions(data.vocabulary_ids, part.vocabulary_ids)
+    if np.count_nonzero(column >= 0) != part.vocabulary_ids.shape[0]:
         raise ValueError("part has attributes that data does not")
-    column[at] = np.arange(part.vocabulary_ids.shape[0])
     rows = column[data.feature_rows]
     has = rows >= 0
     state = np.zeros((part.vocabulary_ids.shape[0], len(data.labels)), dtype=dtype)
@@ -770,14 +768,9 @@ def known_start(
     transitions = np.zeros((n_labels, n_labels))
     log_z = 0.0
     for sign, part in parts:
-        if part.vocabulary_ids.shape[0]:
-            # The part's row of each attribute of data, by a table over the vocabulary ids; those it lacks: -1.
-            row_of_id = np.full(max(int(part.vocabulary_ids[-1]), int(data.vocabulary_ids.max(initial=-1))) + 1,
-                                -1, dtype=np.int64)
-            row_of_id[part.vocabulary_ids] = np.arange(part.vocabulary_ids.shape[0])
-            rows = row_of_id[data.vocabulary_ids][data.feature_rows]
-            has = rows >= 0
-            expected[has] += sign * part.counts[rows[has], data.feature_cols[has]]
+        rows = _positions(data.vocabulary_ids, part.vocabulary_ids)[data.feature_rows]  # -1: the part lacks it
+        has = rows >= 0
+        expected[has] += sign * part.counts[rows[has], data.feature_cols[has]]
         transitions += sign * part.transitions
         log_z += sign * part.log_z
     transition = w[n_state:].reshape(n_labels, n_labels)
@@ -786,6 +779,14 @@ def known_start(
     grad = np.concatenate([expected - data.observed, (transitions - data.observed_transitions).ravel()])
     grad += 2.0 * c2 * w
     return value, grad
+
+
+def _positions(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """The index in ``sorted_values`` (ascending, each once) of each of ``values``; -1 where it is not there."""
+    if not sorted_values.shape[0]:
+        return np.full(values.shape[0], -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_values, values), sorted_values.shape[0] - 1)
+    return np.where(sorted_values[at] == values, at, -1)
 
 
 def carried_steps(data: TrainingSet, curvature: Curvature) -> list[tuple[np.ndarray, np.ndarray, float]]:
@@ -801,9 +802,8 @@ def carried_steps(data: TrainingSet, curvature: Curvature) -> list[tuple[np.ndar
     # unless one of the earlier fit's labels is gone from this one's: it is numbered after them.
     order = None if np.all(old_keys[1:] > old_keys[:-1]) else np.argsort(old_keys)
     sorted_keys = old_keys if order is None else old_keys[order]
-    keys = data.vocabulary_ids[data.feature_rows] * n_labels + data.feature_cols
-    at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.shape[0] - 1)
-    found = np.flatnonzero(sorted_keys[at] == keys)
+    at = _positions(data.vocabulary_ids[data.feature_rows] * n_labels + data.feature_cols, sorted_keys)
+    found = np.flatnonzero(at >= 0)
     source = at[found] if order is None else order[at[found]]
     n_state, new_labels = int(data.feature_rows.shape[0]), len(data.labels)
     old_in_new = column < new_labels
